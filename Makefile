@@ -1,0 +1,150 @@
+# cgfw: nftables rules for a cgroup. One entry point; see README.rst.
+#
+#   make deps     install the Debian packages the build and tests use
+#   make          build libcgfw, the cgfw command and the tests
+#   make check    all tests; ends with "N passed, N failed, N skipped"
+#   make demo     a policy on a throwaway cgroup, with real traffic
+#   make bench    benchmarks (not part of check)
+#   make kernel / vm-check   the kernel series (not built yet: says so)
+
+SHELL := /bin/bash
+BUILD ?= build
+CC ?= gcc
+V ?= 0
+
+PKGS := libnftables libnftnl libmnl libbpf
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+CFLAGS ?= -O2 -g
+WARN := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes \
+	-Wstrict-prototypes -Wformat=2 -Wno-format-nonliteral
+ALL_CFLAGS = -std=gnu11 $(WARN) -D_GNU_SOURCE -Iuserspace/include \
+	$(PKG_CFLAGS) $(CFLAGS) -MMD -MP
+
+ifeq ($(V),0)
+Q := @
+msg = @printf '  %-8s %s\n' $(1) $(2)
+else
+Q :=
+msg = @true
+endif
+
+# Debian packages: what the build, the tests and the demo use.
+DEB_PKGS := gcc make pkg-config libnftnl-dev libmnl-dev libnftables-dev \
+	nftables libbpf-dev libelf-dev bpftool iproute2 linux-source-6.12 \
+	xz-utils python3-docutils util-linux
+
+LIB_SRCS := $(wildcard userspace/lib/*.c)
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+LIB_A := $(BUILD)/libcgfw.a
+LIB_SO := $(BUILD)/libcgfw.so.0
+CGFW := $(BUILD)/cgfw
+TRAFFIC := $(BUILD)/cgfw-traffic
+
+KSRC_TAR := /usr/src/linux-source-6.12.tar.xz
+KSFT := $(BUILD)/ksft
+KSFT_H := $(KSFT)/kselftest_harness.h
+
+TEST_PROGS := $(BUILD)/tests/test_rewrite $(BUILD)/tests/cgfw_selftest
+
+.PHONY: all deps check check-run demo demo-run bench kernel vm-check \
+	clean docs lint
+
+all: $(CGFW) $(LIB_SO) $(TRAFFIC) $(TEST_PROGS) docs
+
+deps:
+	@missing=$$(for p in $(DEB_PKGS); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
+		grep -q '^install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "make deps: installing" $$missing; \
+		if [ "$$(id -u)" != 0 ]; then \
+			echo "make deps: run as root to install them" >&2; exit 1; fi; \
+		apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			$$missing >/dev/null || exit 1; \
+	fi
+
+# The public targets install what is missing, then build in a fresh make
+# so that pkg-config sees the packages just installed.
+check: deps
+	$(Q)$(MAKE) --no-print-directory check-run
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory demo-run
+
+check-run: all
+	$(Q)tools/run-tests.sh $(BUILD)
+
+demo-run: $(CGFW) $(TRAFFIC)
+	$(Q)tools/demo.sh $(BUILD)
+
+bench: deps
+	@echo "make bench: no benchmark yet; the bpf backend's benchmark comes with it (docs/benchmarks.rst)"
+
+kernel vm-check:
+	@echo "make $@: the kernel series (nf_tables cgroup family) is not written yet; see docs/status.rst" >&2
+	@exit 1
+
+$(BUILD)/%.o: %.c
+	$(call msg,CC,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+
+$(LIB_A): $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(LIB_SO): $(LIB_OBJS) userspace/lib/libcgfw.map
+	$(call msg,LD,$@)
+	$(Q)$(CC) -shared -Wl,-soname,libcgfw.so.0 \
+		-Wl,--version-script=userspace/lib/libcgfw.map \
+		-o $@ $(LIB_OBJS) $(PKG_LIBS)
+
+$(CGFW): $(BUILD)/userspace/cli/main.o $(LIB_A)
+	$(call msg,LD,$@)
+	$(Q)$(CC) -o $@ $^ $(PKG_LIBS)
+
+$(TRAFFIC): $(BUILD)/tools/traffic.o
+	$(call msg,LD,$@)
+	$(Q)$(CC) -o $@ $^
+
+# kselftest_harness.h comes from the kernel source package, not from the tree.
+$(KSFT_H):
+	$(call msg,EXTRACT,$(KSFT))
+	@mkdir -p $(KSFT)
+	$(Q)tar -xJf $(KSRC_TAR) -C $(KSFT) --strip-components=4 \
+		linux-source-6.12/tools/testing/selftests/kselftest_harness.h \
+		linux-source-6.12/tools/testing/selftests/kselftest.h
+
+TEST_CFLAGS = $(ALL_CFLAGS) -I$(KSFT) -Iuserspace/lib -Wno-unused-parameter \
+	-Wno-missing-prototypes -Wno-shadow
+
+$(BUILD)/tests/test_rewrite: userspace/tests/test_rewrite.c $(LIB_A) $(KSFT_H)
+	$(call msg,CC,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< $(LIB_A) $(PKG_LIBS)
+
+$(BUILD)/tests/cgfw_selftest: selftests/cgfw_selftest.c selftests/cgfw_lib.h \
+		$(KSFT_H)
+	$(call msg,CC,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $<
+
+# Man page: rendered from its rst source when docutils is there.
+docs: $(BUILD)/docs/cgfw.8
+
+$(BUILD)/docs/cgfw.8: docs/cgfw.8.rst
+	$(call msg,RST2MAN,$@)
+	@mkdir -p $(dir $@)
+	$(Q)if command -v rst2man >/dev/null; then rst2man --halt=warning $< $@; \
+	else echo "rst2man missing (python3-docutils): man page not built" >&2; fi
+
+lint:
+	$(Q)tools/check-headers.sh
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(LIB_OBJS:.o=.d) $(BUILD)/userspace/cli/main.d $(BUILD)/tools/traffic.d

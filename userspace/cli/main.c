@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* cgfw: the command line, a thin layer over libcgfw. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cgfw/cgfw.h>
+
+enum {
+	EXIT_OK = 0,
+	EXIT_ERROR = 1,
+	EXIT_USAGE = 2,
+};
+
+struct cli {
+	struct cgfw_ctx *ctx;
+	const char *prog;
+};
+
+struct cmd {
+	const char *name;
+	int (*fn)(struct cli *cli, int argc, char **argv);
+	const char *usage;
+	const char *help;
+};
+
+#define BACKEND_SPEC "auto|nft|bpf|both"
+
+static int usage_error(const struct cli *cli, const struct cmd *c,
+		       const char *fmt, const char *arg)
+{
+	fprintf(stderr, "%s %s: ", cli->prog, c->name);
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\nUsage: %s %s %s\n", cli->prog, c->name, c->usage);
+	return EXIT_USAGE;
+}
+
+static int lib_error(const struct cli *cli)
+{
+	const char *msg = cgfw_ctx__error(cli->ctx);
+
+	if (*msg)
+		fputs(msg, stderr);
+	else
+		fprintf(stderr, "Error: %s\n", strerror(errno));
+	return EXIT_ERROR;
+}
+
+/* Options shared by the commands: -b BACKEND, -j, -o FILE. */
+struct opts {
+	enum cgfw_backend backend;
+	bool backend_given;
+	bool json;
+};
+
+static const struct cmd *current;
+
+static int parse_opts(struct cli *cli, int argc, char **argv,
+		      const char *optstring, struct opts *o, int *first_arg)
+{
+	static const struct option longopts[] = {
+		{ "backend", required_argument, NULL, 'b' },
+		{ "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
+		switch (c) {
+		case 'b':
+			if (cgfw_backend__from_str(optarg, &o->backend))
+				return usage_error(cli, current,
+						   "unknown backend '%s' (" BACKEND_SPEC ")",
+						   optarg);
+			o->backend_given = true;
+			break;
+		case 'j':
+			o->json = true;
+			break;
+		default:
+			return usage_error(cli, current, "unknown option '%s'",
+					   argv[optind - 1]);
+		}
+	}
+	*first_arg = optind;
+	return EXIT_OK;
+}
+
+static int compile_arg(struct cli *cli, int argc, char **argv, int i,
+		       struct cgfw_ruleset **rs)
+{
+	if (argc - i != 1)
+		return usage_error(cli, current, "%s",
+				   argc - i ? "one FILE, please" :
+					      "which FILE? ('-' reads standard input)");
+	if (cgfw_ruleset__compile_file(cli->ctx, argv[i], rs))
+		return lib_error(cli);
+	return EXIT_OK;
+}
+
+static int do_apply(struct cli *cli, int argc, char **argv)
+{
+	struct cgfw_ruleset *rs = NULL;
+	struct opts o;
+	int i, ret;
+
+	ret = parse_opts(cli, argc, argv, "+b:", &o, &i);
+	ret = ret ? : compile_arg(cli, argc, argv, i, &rs);
+	if (ret)
+		return ret;
+	CGFW_OPTS(cgfw_apply_opts, ao, .backend = o.backend);
+	if (cgfw_ruleset__apply(cli->ctx, rs, &ao))
+		ret = lib_error(cli);
+	cgfw_ruleset__free(rs);
+	return ret;
+}
+
+static int do_check(struct cli *cli, int argc, char **argv)
+{
+	struct cgfw_ruleset *rs = NULL;
+	struct opts o;
+	int i, ret;
+
+	ret = parse_opts(cli, argc, argv, "+", &o, &i);
+	ret = ret ? : compile_arg(cli, argc, argv, i, &rs);
+	cgfw_ruleset__free(rs);
+	return ret;
+}
+
+static int do_compile(struct cli *cli, int argc, char **argv)
+{
+	struct cgfw_ruleset *rs = NULL;
+	char *text = NULL;
+	struct opts o;
+	int i, ret;
+
+	ret = parse_opts(cli, argc, argv, "+b:", &o, &i);
+	if (ret)
+		return ret;
+	if (o.backend == CGFW_BACKEND_BPF || o.backend == CGFW_BACKEND_BOTH) {
+		fprintf(stderr, "Error: the bpf backend is not built yet; 'cgfw compile -b nft' shows the nf_tables bytecode\n");
+		return EXIT_ERROR;
+	}
+	ret = compile_arg(cli, argc, argv, i, &rs);
+	if (ret)
+		return ret;
+	if (cgfw_ruleset__bytecode(rs, &text))
+		ret = lib_error(cli);
+	else
+		fputs(text, stdout);
+	free(text);
+	cgfw_ruleset__free(rs);
+	return ret;
+}
+
+static int do_list(struct cli *cli, int argc, char **argv)
+{
+	struct cgfw_listing *l;
+	char *text = NULL;
+	struct opts o;
+	int i, ret;
+
+	ret = parse_opts(cli, argc, argv, "+j", &o, &i);
+	if (ret)
+		return ret;
+	if (argc - i > 1)
+		return usage_error(cli, current, "%s", "at most one TABLE");
+	if (cgfw_listing__new(cli->ctx, argc - i ? argv[i] : NULL, &l))
+		return lib_error(cli);
+	if (cgfw_listing__format(l, o.json, &text))
+		ret = lib_error(cli);
+	else
+		fputs(text, stdout);
+	free(text);
+	cgfw_listing__free(l);
+	return ret;
+}
+
+static int do_delete(struct cli *cli, int argc, char **argv)
+{
+	struct opts o;
+	int i, ret;
+
+	ret = parse_opts(cli, argc, argv, "+", &o, &i);
+	if (ret)
+		return ret;
+	if (argc - i != 1)
+		return usage_error(cli, current, "%s", "which TABLE?");
+	if (cgfw_table__delete(cli->ctx, argv[i]))
+		return lib_error(cli);
+	return EXIT_OK;
+}
+
+static int do_flush(struct cli *cli, int argc, char **argv)
+{
+	struct opts o;
+	int i, ret;
+
+	ret = parse_opts(cli, argc, argv, "+", &o, &i);
+	if (ret)
+		return ret;
+	if (argc - i)
+		return usage_error(cli, current, "unexpected '%s'", argv[i]);
+	if (cgfw_flush(cli->ctx))
+		return lib_error(cli);
+	return EXIT_OK;
+}
+
+static void status_line(bool json, bool *first, const char *key,
+			const char *label, const char *value, bool flag,
+			bool is_flag)
+{
+	if (json) {
+		printf("%s\"%s\":", *first ? "" : ",", key);
+		if (is_flag)
+			printf("%s", flag ? "true" : "false");
+		else
+			printf("\"%s\"", value);
+	} else if (is_flag) {
+		printf("%-28s %s\n", label, flag ? "yes" : "no");
+	} else {
+		printf("%-28s %s\n", label, *value ? value : "not mounted");
+	}
+	*first = false;
+}
+
+static int do_status(struct cli *cli, int argc, char **argv)
+{
+	CGFW_OPTS(cgfw_status, st);
+	bool first = true;
+	struct opts o;
+	int i, ret;
+
+	ret = parse_opts(cli, argc, argv, "+j", &o, &i);
+	if (ret)
+		return ret;
+	if (argc - i)
+		return usage_error(cli, current, "unexpected '%s'", argv[i]);
+	if (cgfw_status__probe(cli->ctx, &st))
+		return lib_error(cli);
+	if (o.json)
+		printf("{");
+	status_line(o.json, &first, "cgroup2_mount", "cgroup2 mount:",
+		    st.cgroup2_mount, false, false);
+	status_line(o.json, &first, "bpffs_mount", "bpffs mount:",
+		    st.bpffs_mount, false, false);
+	status_line(o.json, &first, "nf_tables", "nf_tables:", NULL,
+		    st.nft_available, true);
+	status_line(o.json, &first, "nft_cgroup_family",
+		    "nft cgroup family (native):", NULL, st.nft_cgroup_family,
+		    true);
+	status_line(o.json, &first, "nft_socket_cgroupv2",
+		    "nft socket cgroupv2:", NULL, st.nft_socket_cgroupv2, true);
+	status_line(o.json, &first, "bpf_cgroup_skb", "bpf CGROUP_SKB:", NULL,
+		    st.bpf_cgroup_skb, true);
+	status_line(o.json, &first, "bpf_backend_built", "bpf backend built:",
+		    NULL, st.bpf_backend_built, true);
+	status_line(o.json, &first, "privileged",
+		    "privileged (NET_ADMIN, SYS_ADMIN):", NULL, st.privileged,
+		    true);
+	if (o.json)
+		printf("}\n");
+	return EXIT_OK;
+}
+
+static int do_help(struct cli *cli, int argc, char **argv);
+
+static const struct cmd cmds[] = {
+	{ "apply", do_apply, "[-b " BACKEND_SPEC "] FILE|-",
+	  "apply a ruleset; a table cgfw installed before is replaced atomically" },
+	{ "check", do_check, "FILE|-", "parse and compile, apply nothing" },
+	{ "compile", do_compile, "[-b nft] FILE|-",
+	  "print the nf_tables bytecode of every rule, with its source line" },
+	{ "list", do_list, "[-j] [TABLE]",
+	  "show what cgfw installed, in nft syntax with live counters" },
+	{ "delete", do_delete, "TABLE", "remove one table cgfw installed" },
+	{ "flush", do_flush, "", "remove every table cgfw installed, and nothing else" },
+	{ "status", do_status, "[-j]", "what this machine supports" },
+	{ "help", do_help, "", "this text" },
+	{ NULL, NULL, NULL, NULL },
+};
+
+static int do_help(struct cli *cli, int argc, char **argv)
+{
+	const struct cmd *c;
+
+	(void)argc;
+	(void)argv;
+	printf("Usage: %s COMMAND [OPTIONS] [ARGS]\n\n", cli->prog);
+	for (c = cmds; c->name; c++)
+		printf("  %s %-9s %s\n      %s\n", cli->prog, c->name, c->usage,
+		       c->help);
+	printf("\nExit status: 0 success, 1 error, 2 bad usage. See cgfw(8).\n");
+	return EXIT_OK;
+}
+
+static void print_cb(enum cgfw_log_level level, const char *msg, void *data)
+{
+	(void)data;
+	fprintf(stderr, "cgfw: %s: %s\n",
+		level == CGFW_LOG_WARN ? "warning" : "info", msg);
+}
+
+int main(int argc, char **argv)
+{
+	struct cli cli = { .prog = "cgfw" };
+	const struct cmd *c;
+	int ret;
+
+	if (argc < 2) {
+		do_help(&cli, 0, NULL);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))
+		return do_help(&cli, 0, NULL);
+	for (c = cmds; c->name; c++)
+		if (!strcmp(c->name, argv[1]))
+			break;
+	if (!c->name) {
+		fprintf(stderr, "%s: unknown command '%s'; '%s help' lists them\n",
+			cli.prog, argv[1], cli.prog);
+		return EXIT_USAGE;
+	}
+	CGFW_OPTS(cgfw_ctx_opts, copts, .print = print_cb,
+		  .log_level = CGFW_LOG_WARN);
+	if (cgfw_ctx__new(&cli.ctx, &copts)) {
+		fprintf(stderr, "cgfw: %s\n", strerror(errno));
+		return EXIT_ERROR;
+	}
+	current = c;
+	ret = c->fn(&cli, argc - 1, argv + 1);
+	cgfw_ctx__free(cli.ctx);
+	return ret;
+}

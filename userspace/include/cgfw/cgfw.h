@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libcgfw: nftables rules for a cgroup v2, compiled by nft itself and
+ * enforced by netfilter (and, later, by CGROUP_SKB eBPF programs).
+ *
+ * Conventions (see docs/naming.rst):
+ *  - every object is opaque and reached through object__verb() functions;
+ *  - int functions return 0 or -errno and also set errno;
+ *    pointer functions return NULL and set errno;
+ *  - the library never prints and never exits: messages go to the print
+ *    callback of the context, and the text of the last error is kept in the
+ *    context (cgfw_ctx__error());
+ *  - options structs start with their size (CGFW_OPTS()), so fields can be
+ *    added without breaking callers built against an older header.
+ */
+#ifndef CGFW_CGFW_H
+#define CGFW_CGFW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CGFW_API __attribute__((visibility("default")))
+
+/* Declare an options struct of TYPE, zeroed, with .sz set. */
+#define CGFW_OPTS(TYPE, NAME, ...)				\
+	struct TYPE NAME = ({					\
+		(struct TYPE){ .sz = sizeof(struct TYPE),	\
+			       __VA_ARGS__ };			\
+	})
+
+struct cgfw_ctx;
+struct cgfw_ruleset;
+struct cgfw_listing;
+
+enum cgfw_log_level {
+	CGFW_LOG_ERROR,
+	CGFW_LOG_WARN,
+	CGFW_LOG_INFO,
+	CGFW_LOG_DEBUG,
+};
+
+typedef void (*cgfw_print_fn)(enum cgfw_log_level level, const char *msg,
+			      void *data);
+
+struct cgfw_ctx_opts {
+	size_t sz;
+	/* Receives warnings and information; errors are kept in the ctx. */
+	cgfw_print_fn print;
+	void *print_data;
+	enum cgfw_log_level log_level;
+	size_t :0;
+};
+
+/**
+ * cgfw_ctx__new() - create a library context
+ * @out: the new context, set on success only
+ * @opts: options, may be NULL
+ *
+ * Return: 0, or -errno (errno set).
+ */
+CGFW_API int cgfw_ctx__new(struct cgfw_ctx **out,
+			   const struct cgfw_ctx_opts *opts);
+
+/** cgfw_ctx__free() - free a context; NULL is fine. */
+CGFW_API void cgfw_ctx__free(struct cgfw_ctx *ctx);
+
+/**
+ * cgfw_ctx__error() - the message of the last failed call
+ *
+ * One or more lines, each "FILE:LINE:COL: Error: what is wrong" followed by
+ * the offending source line and a caret underline where the error has a
+ * place in the input. Empty string when the last call did not fail.
+ * The string belongs to the context and lives until the next call.
+ */
+CGFW_API const char *cgfw_ctx__error(const struct cgfw_ctx *ctx);
+
+enum cgfw_backend {
+	CGFW_BACKEND_AUTO,	/* native nft family, else bpf, else emulated */
+	CGFW_BACKEND_NFT,	/* nf_tables: native family or emulated inet */
+	CGFW_BACKEND_BPF,	/* generated CGROUP_SKB programs */
+	CGFW_BACKEND_BOTH,	/* nft and bpf, a packet must pass both */
+};
+
+/** cgfw_backend__from_str() - parse "auto", "nft", "bpf" or "both". */
+CGFW_API int cgfw_backend__from_str(const char *s, enum cgfw_backend *out);
+CGFW_API const char *cgfw_backend__str(enum cgfw_backend b);
+
+/**
+ * cgfw_ruleset__compile() - rewrite, compile and read back a rule file
+ * @ctx: context
+ * @name: the file name used in messages ("-" is shown as "<stdin>")
+ * @buf: the file's text; need not be NUL-terminated
+ * @len: its length
+ * @out: the compiled ruleset, set on success only
+ *
+ * The text is nft syntax with the cgroup table family. It is compiled by
+ * libnftables inside a throwaway (shadow) network namespace, and the result
+ * is read back as nf_tables bytecode. Nothing is installed. Cgroup paths are
+ * resolved against the cgroup v2 mount and must exist.
+ *
+ * Return: 0, or -errno (errno set) with the message in cgfw_ctx__error():
+ * -EINVAL for bad input, -ENOENT for a missing cgroup, -EPERM without the
+ * privilege to create the shadow namespace.
+ */
+CGFW_API int cgfw_ruleset__compile(struct cgfw_ctx *ctx, const char *name,
+				   const char *buf, size_t len,
+				   struct cgfw_ruleset **out);
+
+/**
+ * cgfw_ruleset__compile_file() - cgfw_ruleset__compile() on a file
+ * @path: a file path, or "-" for standard input
+ */
+CGFW_API int cgfw_ruleset__compile_file(struct cgfw_ctx *ctx,
+					const char *path,
+					struct cgfw_ruleset **out);
+
+CGFW_API void cgfw_ruleset__free(struct cgfw_ruleset *rs);
+
+/**
+ * cgfw_ruleset__bytecode() - the nf_tables bytecode of every rule, as text
+ * @text: set to a malloc()ed string the caller frees
+ *
+ * Each rule is shown with its source line, in the format of
+ * "nft --debug=netlink": one "[ expr ... ]" line per expression.
+ */
+CGFW_API int cgfw_ruleset__bytecode(const struct cgfw_ruleset *rs,
+				    char **text);
+
+struct cgfw_apply_opts {
+	size_t sz;
+	enum cgfw_backend backend;
+	size_t :0;
+};
+
+/**
+ * cgfw_ruleset__apply() - install a compiled ruleset, atomically
+ *
+ * Every table of the ruleset replaces the table of the same name that cgfw
+ * installed before, in one transaction: either all of it takes effect or
+ * nothing changes, and there is no moment without rules.
+ *
+ * Return: 0, or -errno; -EOPNOTSUPP when the backend is not available.
+ */
+CGFW_API int cgfw_ruleset__apply(struct cgfw_ctx *ctx,
+				 const struct cgfw_ruleset *rs,
+				 const struct cgfw_apply_opts *opts);
+
+/**
+ * cgfw_table__delete() - remove a table that cgfw installed
+ * Return: 0, -ENOENT if cgfw installed no table of that name.
+ */
+CGFW_API int cgfw_table__delete(struct cgfw_ctx *ctx, const char *name);
+
+/** cgfw_flush() - remove every table cgfw installed, and nothing else. */
+CGFW_API int cgfw_flush(struct cgfw_ctx *ctx);
+
+/**
+ * cgfw_listing__new() - read back what cgfw installed
+ * @table: one table's name, or NULL for all
+ *
+ * Return: 0, -ENOENT if @table is given and not installed.
+ */
+CGFW_API int cgfw_listing__new(struct cgfw_ctx *ctx, const char *table,
+			       struct cgfw_listing **out);
+CGFW_API void cgfw_listing__free(struct cgfw_listing *l);
+
+/**
+ * cgfw_listing__format() - the listing in nft syntax or as JSON
+ * @json: false for nft syntax (family shown as "cgroup"), true for JSON
+ * @text: set to a malloc()ed string the caller frees
+ *
+ * Both forms come from the same printing code.
+ */
+CGFW_API int cgfw_listing__format(const struct cgfw_listing *l, bool json,
+				  char **text);
+
+struct cgfw_status {
+	size_t sz;
+	char cgroup2_mount[256];	/* "" when cgroup2 is not mounted */
+	char bpffs_mount[256];		/* "" when no bpffs is mounted */
+	bool nft_available;		/* nf_tables answers */
+	bool nft_cgroup_family;		/* the native cgroup family */
+	bool nft_socket_cgroupv2;	/* socket cgroupv2 in inet output */
+	bool bpf_cgroup_skb;		/* BPF_PROG_TYPE_CGROUP_SKB loads */
+	bool privileged;		/* CAP_NET_ADMIN and CAP_SYS_ADMIN */
+	bool bpf_backend_built;		/* this build has the bpf backend */
+	size_t :0;
+};
+
+/**
+ * cgfw_status__probe() - what this machine supports
+ * @st: filled in; st->sz must be set (CGFW_OPTS(cgfw_status, st))
+ */
+CGFW_API int cgfw_status__probe(struct cgfw_ctx *ctx, struct cgfw_status *st);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CGFW_CGFW_H */

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* cgroup v2: find the mount, resolve a user's path to (path, id, level). */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
+#include <linux/magic.h>
+
+#include "internal.h"
+
+/* mountinfo escapes blanks and backslashes as \ooo. */
+static void unescape(char *s)
+{
+	char *d = s;
+
+	while (*s) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '7' &&
+		    s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+			*d++ = (s[1] - '0') * 64 + (s[2] - '0') * 8 +
+			       (s[3] - '0');
+			s += 4;
+		} else {
+			*d++ = *s++;
+		}
+	}
+	*d = '\0';
+}
+
+/* Number of components of a path: "/a//b/" is 2, "/" is 0. */
+static unsigned int path_depth(const char *p)
+{
+	unsigned int n = 0;
+	char prev = '/';
+
+	for (; *p; prev = *p++)
+		if (*p != '/' && prev == '/')
+			n++;
+	return n;
+}
+
+/*
+ * The first cgroup2 mount in /proc/self/mountinfo that is really visible
+ * at its mount point (a mount over /sys/fs/cgroup hides the hybrid
+ * /sys/fs/cgroup/unified below it, which mountinfo still lists).
+ * @root_depth gets the depth of the mounted subtree (0 for a full mount).
+ */
+static int find_mount(char *buf, size_t size, unsigned int *root_depth)
+{
+	char line[4096], root[PATH_MAX], mnt[PATH_MAX], *sep;
+	unsigned int maj, min;
+	struct statfs sfs;
+	struct stat st;
+	int ret = -ENOENT;
+	FILE *f;
+
+	f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		sep = strstr(line, " - ");
+		if (!sep || strncmp(sep, " - cgroup2 ", 11))
+			continue;
+		if (sscanf(line, "%*u %*u %u:%u %4095s %4095s", &maj, &min,
+			   root, mnt) != 4)
+			continue;
+		unescape(root);
+		unescape(mnt);
+		if (statfs(mnt, &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC)
+			continue;
+		if (stat(mnt, &st) || st.st_dev != makedev(maj, min))
+			continue;
+		if (strlen(mnt) >= size) {
+			ret = -ENAMETOOLONG;
+			continue;
+		}
+		strcpy(buf, mnt);
+		if (root_depth)
+			*root_depth = path_depth(root);
+		ret = 0;
+		break;
+	}
+	fclose(f);
+	return ret;
+}
+
+int cgroup2_mount(char *buf, size_t size)
+{
+	return find_mount(buf, size, NULL);
+}
+
+void cgroup_release(struct cgfw_cgroup *cg)
+{
+	free(cg->path);
+	memset(cg, 0, sizeof(*cg));
+}
+
+int cgroup_resolve(struct cgfw_ctx *ctx, const struct cgfw_source *src,
+		   const struct cgfw_loc *loc, const char *user_path,
+		   struct cgfw_cgroup *out)
+{
+	char mnt[PATH_MAX], joined[PATH_MAX * 2], real[PATH_MAX];
+	unsigned int root_depth = 0;
+	struct stat st, mst;
+	size_t mlen;
+	int ret;
+
+	ret = find_mount(mnt, sizeof(mnt), &root_depth);
+	if (ret) {
+		ctx_err_at(ctx, src, loc,
+			   "cgroup v2 is not mounted, so \"%s\" cannot be resolved; mount it (mount -t cgroup2 none /sys/fs/cgroup) and try again",
+			   user_path);
+		return ret;
+	}
+	if (!*user_path) {
+		ctx_err_at(ctx, src, loc,
+			   "empty cgroup path; write a path below %s, or an absolute one",
+			   mnt);
+		return -EINVAL;
+	}
+	if (user_path[0] == '/')
+		snprintf(joined, sizeof(joined), "%s", user_path);
+	else
+		snprintf(joined, sizeof(joined), "%s/%s", mnt, user_path);
+
+	if (!realpath(joined, real)) {
+		ret = -errno;
+		if (ret == -ENOENT || ret == -ENOTDIR)
+			ctx_err_at(ctx, src, loc,
+				   "cgroup \"%s\" does not exist (looked for %s); create it (mkdir %s) or fix the path",
+				   user_path, joined, joined);
+		else
+			ctx_err_at(ctx, src, loc, "cannot resolve cgroup \"%s\" (%s): %s",
+				   user_path, joined, strerror(-ret));
+		return ret;
+	}
+	mlen = strlen(mnt);
+	if (strcmp(mnt, "/") && (strncmp(real, mnt, mlen) ||
+				 (real[mlen] && real[mlen] != '/'))) {
+		ctx_err_at(ctx, src, loc,
+			   "\"%s\" is outside the cgroup v2 mount %s; give a path below it, or one relative to it",
+			   user_path, mnt);
+		return -EINVAL;
+	}
+	if (stat(real, &st) || stat(mnt, &mst) || !S_ISDIR(st.st_mode) ||
+	    st.st_dev != mst.st_dev) {
+		ctx_err_at(ctx, src, loc,
+			   "\"%s\" is not a cgroup v2 directory; give a directory below %s",
+			   user_path, mnt);
+		return -EINVAL;
+	}
+	out->path = strdup(real);
+	if (!out->path)
+		return -ENOMEM;
+	out->id = st.st_ino;
+	out->level = root_depth + path_depth(real + (strcmp(mnt, "/") ? mlen : 0));
+	return 0;
+}

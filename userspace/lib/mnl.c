@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Netlink: nf_tables batches and dumps over libmnl.
+ *
+ * A batch remembers, for every message, where in the user's text the object
+ * came from. When the kernel refuses a message, its extended ACK names the
+ * message by sequence number, and the error is reported at that place.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libmnl/libmnl.h>
+#include <libnftnl/common.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <linux/netfilter/nf_tables.h>
+
+#include "internal.h"
+
+#define BATCH_PAGE (1 << 20)
+
+int nl_open(struct cgfw_ctx *ctx, struct mnl_socket **out)
+{
+	struct mnl_socket *nl;
+	int one = 1, ret;
+
+	nl = mnl_socket_open(NETLINK_NETFILTER);
+	if (!nl) {
+		ret = -errno;
+		ctx_err(ctx, "cannot open a netfilter netlink socket: %s",
+			strerror(errno));
+		return ret;
+	}
+	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
+		ret = -errno;
+		ctx_err(ctx, "cannot bind the netlink socket: %s",
+			strerror(errno));
+		mnl_socket_close(nl);
+		return ret;
+	}
+	/* errors with a message and the offending attribute */
+	mnl_socket_setsockopt(nl, NETLINK_EXT_ACK, &one, sizeof(one));
+	mnl_socket_setsockopt(nl, NETLINK_CAP_ACK, &one, sizeof(one));
+	*out = nl;
+	return 0;
+}
+
+int nl_batch_init(struct nl_batch *nb)
+{
+	memset(nb, 0, sizeof(*nb));
+	nb->bufsize = BATCH_PAGE;
+	nb->buf = malloc(nb->bufsize);
+	if (!nb->buf)
+		return -ENOMEM;
+	nb->seq = nb->first_seq = time(NULL);
+	nftnl_batch_begin(nb->buf, nb->seq++);
+	nb->len = NLMSG_ALIGN(((struct nlmsghdr *)nb->buf)->nlmsg_len);
+	return 0;
+}
+
+void nl_batch_release(struct nl_batch *nb)
+{
+	free(nb->buf);
+	free(nb->origins);
+	memset(nb, 0, sizeof(*nb));
+}
+
+/*
+ * Make room for one more message of at most @need bytes. A batch is one
+ * contiguous buffer (the kernel takes it in one sendmsg), so it grows.
+ */
+static int batch_reserve(struct nl_batch *nb, size_t need)
+{
+	size_t size = nb->bufsize;
+	char *p;
+
+	if (nb->bufsize - nb->len >= need)
+		return 0;
+	while (size - nb->len < need)
+		size *= 2;
+	p = realloc(nb->buf, size);
+	if (!p)
+		return -ENOMEM;
+	nb->buf = p;
+	nb->bufsize = size;
+	return 0;
+}
+
+struct nlmsghdr *nl_batch_next(struct nl_batch *nb, uint16_t type,
+			       uint16_t family, uint16_t flags,
+			       const struct cgfw_loc *loc, const char *what)
+{
+	struct nl_origin *o;
+
+	if (nb->err)
+		return NULL;
+	/*
+	 * libnftnl's builders do not check for room: leave enough for the
+	 * largest message we build (a rule, or a chunk of set elements).
+	 */
+	nb->err = batch_reserve(nb, NL_MAX_MSG);
+	if (nb->err)
+		return NULL;
+	if (nb->n_origins == nb->cap_origins) {
+		size_t cap = nb->cap_origins ? nb->cap_origins * 2 : 64;
+
+		o = realloc(nb->origins, cap * sizeof(*o));
+		if (!o) {
+			nb->err = -ENOMEM;
+			return NULL;
+		}
+		nb->origins = o;
+		nb->cap_origins = cap;
+	}
+	o = &nb->origins[nb->n_origins++];
+	o->seq = nb->seq;
+	o->loc = loc;
+	o->what = what;
+	return nftnl_nlmsg_build_hdr(nb->buf + nb->len, type, family,
+				     flags | NLM_F_ACK, nb->seq++);
+}
+
+void nl_batch_done(struct nl_batch *nb)
+{
+	struct nlmsghdr *nlh = (struct nlmsghdr *)(nb->buf + nb->len);
+
+	if (nb->err)
+		return;
+	if (nlh->nlmsg_len > NL_MAX_MSG) {
+		nb->err = -EMSGSIZE;
+		return;
+	}
+	nb->len += NLMSG_ALIGN(nlh->nlmsg_len);
+}
+
+static const struct nl_origin *origin_of(const struct nl_batch *nb,
+					 uint32_t seq)
+{
+	size_t i;
+
+	for (i = 0; i < nb->n_origins; i++)
+		if (nb->origins[i].seq == seq)
+			return &nb->origins[i];
+	return NULL;
+}
+
+/* Pull NLMSGERR_ATTR_MSG out of an error message's extended ACK. */
+static const char *extack_msg(const struct nlmsghdr *nlh)
+{
+	const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
+	const struct nlattr *attr;
+	size_t off = sizeof(*e);
+	int len;
+
+	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS))
+		return NULL;
+	if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
+		off += mnl_nlmsg_get_payload_len(&e->msg);
+	attr = (const struct nlattr *)((const char *)e + off);
+	len = (int)mnl_nlmsg_get_payload_len(nlh) - (int)off;
+	for (; mnl_attr_ok(attr, len); attr = mnl_attr_next(attr)) {
+		len -= MNL_ALIGN(attr->nla_len);
+		if (mnl_attr_get_type(attr) == NLMSGERR_ATTR_MSG)
+			return mnl_attr_get_str(attr);
+	}
+	return NULL;
+}
+
+int nl_batch_commit(struct cgfw_ctx *ctx, struct mnl_socket *nl,
+		    struct nl_batch *nb, const struct cgfw_source *src)
+{
+	char rbuf[MNL_SOCKET_BUFFER_SIZE * 4];
+	const struct nl_origin *o;
+	const struct nlmsghdr *nlh;
+	unsigned int acks = 0;
+	int ret, first_err = 0, fd, bufsz;
+	ssize_t n;
+
+	if (nb->err) {
+		ctx_err(ctx, "cannot build the netlink batch: %s",
+			strerror(-nb->err));
+		return nb->err;
+	}
+	nb->err = batch_reserve(nb, NLMSG_HDRLEN + 64);
+	if (nb->err)
+		return nb->err;
+	nftnl_batch_end(nb->buf + nb->len, nb->seq++);
+	nb->len += NLMSG_ALIGN(((struct nlmsghdr *)(nb->buf + nb->len))->nlmsg_len);
+
+	/* the whole batch in one message, and room for one ACK each */
+	fd = mnl_socket_get_fd(nl);
+	bufsz = nb->len + 65536;
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &bufsz, sizeof(bufsz)))
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bufsz, sizeof(bufsz));
+	bufsz = nb->n_origins * 256 + 65536;
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &bufsz, sizeof(bufsz)))
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bufsz, sizeof(bufsz));
+
+	if (mnl_socket_sendto(nl, nb->buf, nb->len) < 0) {
+		ret = -errno;
+		ctx_err(ctx, "cannot send the ruleset to the kernel: %s",
+			strerror(errno));
+		return ret;
+	}
+
+	/* One ACK per message; an error stops the transaction. */
+	while (acks < nb->n_origins) {
+		n = mnl_socket_recvfrom(nl, rbuf, sizeof(rbuf));
+		if (n < 0) {
+			ret = -errno;
+			ctx_err(ctx, "no answer from nf_tables: %s",
+				strerror(errno));
+			return first_err ? : ret;
+		}
+		for (nlh = (const struct nlmsghdr *)rbuf; mnl_nlmsg_ok(nlh, n);
+		     nlh = mnl_nlmsg_next(nlh, (int *)&n)) {
+			const struct nlmsgerr *e;
+
+			if (nlh->nlmsg_type != NLMSG_ERROR)
+				continue;
+			acks++;
+			e = mnl_nlmsg_get_payload(nlh);
+			if (!e->error)
+				continue;
+			o = origin_of(nb, nlh->nlmsg_seq);
+			if (!first_err) {
+				const char *msg = extack_msg(nlh);
+				struct strbuf why;
+
+				sb_init(&why);
+				sb_addf(&why, "the kernel refused %s: %s",
+					o && o->what ? o->what : "the ruleset",
+					strerror(-e->error));
+				if (msg)
+					sb_addf(&why, " (%s)", msg);
+				sb_adds(&why, "; nothing was changed");
+				ctx_err_at(ctx, src, o ? o->loc : NULL, "%s",
+					   why.buf ? why.buf : "out of memory");
+				sb_release(&why);
+				first_err = e->error;
+			}
+			/* the rest of the batch is not processed */
+			acks = nb->n_origins;
+		}
+	}
+	return first_err;
+}
+
+int nl_dump(struct mnl_socket *nl, struct nlmsghdr *req,
+	    int (*cb)(const struct nlmsghdr *nlh, void *data), void *data)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE * 4];
+	unsigned int portid = mnl_socket_get_portid(nl);
+	uint32_t seq = req->nlmsg_seq;
+	ssize_t n;
+	int ret;
+
+	if (mnl_socket_sendto(nl, req, req->nlmsg_len) < 0)
+		return -errno;
+	for (;;) {
+		n = mnl_socket_recvfrom(nl, buf, sizeof(buf));
+		if (n < 0)
+			return -errno;
+		ret = mnl_cb_run(buf, n, seq, portid, cb, data);
+		if (ret < 0)
+			return -errno;
+		if (ret == MNL_CB_STOP)
+			return 0;
+	}
+}

@@ -1,0 +1,881 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The nft backend's emulated target, for kernels without the cgroup family
+ * (DESIGN.md 2.2).
+ *
+ * Table "cgroup web" becomes "inet cgfw_web". Each chain bound to a cgroup
+ * becomes a regular chain holding the user's rules and ending with the
+ * chain's policy, plus a base chain on output (egress) or input (ingress),
+ * at the user's priority, that matches the socket's cgroup once per packet:
+ *
+ *	chain cgfw_hook_egress {
+ *		type filter hook output priority 0; policy accept;
+ *		comment "cgfw egress cgroup /sys/fs/cgroup/web chain egress ...";
+ *		socket cgroupv2 level 1 == <id of web> goto egress
+ *	}
+ *	chain egress { <the user's rules>; counter drop }
+ *
+ * "return" in a bound chain means "apply the policy" in nft, so it becomes
+ * the policy verdict. Everything goes to the kernel in one batch, which
+ * deletes the previous version of the table too: all or nothing.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <libmnl/libmnl.h>
+#include <libnftnl/chain.h>
+#include <libnftnl/expr.h>
+#include <libnftnl/rule.h>
+#include <libnftnl/set.h>
+#include <libnftnl/table.h>
+#include <libnftnl/udata.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nf_tables.h>
+#include <nftables/libnftables.h>
+
+#include "internal.h"
+
+#define TABLE_PREFIX	"cgfw_"
+#define HOOK_PREFIX	"cgfw_hook_"
+#define OWNER_MARK	"cgfw: "	/* table comment of our tables */
+#define NAME_MAX_LEN	(NFT_NAME_MAXLEN - 1)
+
+/* libnftnl's destructors do not take NULL */
+#define DEFINE_NULL_SAFE_FREE(type)				\
+	static inline void free_##type(struct nftnl_##type *p)	\
+	{							\
+		if (p)						\
+			nftnl_##type##_free(p);			\
+	}
+DEFINE_NULL_SAFE_FREE(chain)
+DEFINE_NULL_SAFE_FREE(rule)
+DEFINE_NULL_SAFE_FREE(expr)
+
+static int kernel_table_name(struct cgfw_ctx *ctx, const struct ir_table *t,
+			     const struct cgfw_source *src, char *buf,
+			     size_t size)
+{
+	if ((size_t)snprintf(buf, size, TABLE_PREFIX "%s", t->name) >= size ||
+	    strlen(buf) > NAME_MAX_LEN) {
+		ctx_err_at(ctx, src, &t->loc,
+			   "table name '%s' is too long; use at most %zu characters",
+			   t->name, NAME_MAX_LEN - strlen(TABLE_PREFIX));
+		return -ENAMETOOLONG;
+	}
+	return 0;
+}
+
+/* ---- reading what is installed ---- */
+
+struct owned {
+	char *kname;
+	char *comment;
+};
+
+struct owned_list {
+	struct owned *v;
+	size_t n;
+	int err;
+};
+
+static const char *udata_comment(const void *data, uint32_t len)
+{
+	const struct nftnl_udata *attr;
+
+	nftnl_udata_for_each_data(data, len, attr) {
+		if (nftnl_udata_type(attr) == 0 && nftnl_udata_len(attr) &&
+		    ((const char *)nftnl_udata_get(attr))
+			    [nftnl_udata_len(attr) - 1] == '\0')
+			return nftnl_udata_get(attr);
+	}
+	return NULL;
+}
+
+static int owned_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct owned_list *ol = data;
+	struct nftnl_table *t = nftnl_table_alloc();
+	const char *name, *comment = NULL;
+	const void *ud;
+	uint32_t udlen;
+	struct owned *v;
+
+	if (!t || nftnl_table_nlmsg_parse(nlh, t) < 0)
+		goto out;
+	name = nftnl_table_get_str(t, NFTNL_TABLE_NAME);
+	if (nftnl_table_get_u32(t, NFTNL_TABLE_FAMILY) != NFPROTO_INET ||
+	    strncmp(name, TABLE_PREFIX, strlen(TABLE_PREFIX)))
+		goto out;
+	ud = nftnl_table_get_data(t, NFTNL_TABLE_USERDATA, &udlen);
+	if (ud)
+		comment = udata_comment(ud, udlen);
+	if (!comment || strncmp(comment, OWNER_MARK, strlen(OWNER_MARK)))
+		goto out;	/* an inet table cgfw did not make */
+	v = realloc(ol->v, (ol->n + 1) * sizeof(*v));
+	if (!v) {
+		ol->err = -ENOMEM;
+		goto out;
+	}
+	ol->v = v;
+	v[ol->n].kname = strdup(name);
+	v[ol->n].comment = strdup(comment);
+	if (!v[ol->n].kname || !v[ol->n].comment)
+		ol->err = -ENOMEM;
+	ol->n++;
+out:
+	if (t)
+		nftnl_table_free(t);
+	return MNL_CB_OK;
+}
+
+static void owned_release(struct owned_list *ol)
+{
+	size_t i;
+
+	for (i = 0; i < ol->n; i++) {
+		free(ol->v[i].kname);
+		free(ol->v[i].comment);
+	}
+	free(ol->v);
+	memset(ol, 0, sizeof(*ol));
+}
+
+/* The cgfw tables of this network namespace. */
+static int owned_tables(struct mnl_socket *nl, struct owned_list *ol)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh;
+	int ret;
+
+	memset(ol, 0, sizeof(*ol));
+	nlh = nftnl_nlmsg_build_hdr(buf, NFT_MSG_GETTABLE, NFPROTO_INET,
+				    NLM_F_DUMP, 1);
+	ret = nl_dump(nl, nlh, owned_cb, ol);
+	return ol->err ? : ret;
+}
+
+static bool owned_has(const struct owned_list *ol, const char *kname)
+{
+	size_t i;
+
+	for (i = 0; i < ol->n; i++)
+		if (!strcmp(ol->v[i].kname, kname))
+			return true;
+	return false;
+}
+
+/* Is there a table inet @kname at all (ours or not)? */
+static int table_exists(struct mnl_socket *nl, const char *kname)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nftnl_table *t = nftnl_table_alloc();
+	struct nlmsghdr *nlh;
+	int ret;
+
+	if (!t)
+		return -ENOMEM;
+	nftnl_table_set_str(t, NFTNL_TABLE_NAME, kname);
+	nlh = nftnl_nlmsg_build_hdr(buf, NFT_MSG_GETTABLE, NFPROTO_INET,
+				    NLM_F_ACK, 1);
+	nftnl_table_nlmsg_build_payload(nlh, t);
+	nftnl_table_free(t);
+	ret = nl_dump(nl, nlh, NULL, NULL);
+	if (!ret)
+		return 1;
+	return ret == -ENOENT ? 0 : ret;
+}
+
+/* ---- building the batch ---- */
+
+static int set_comment(void *obj, int attr,
+		       int (*setter)(void *, uint16_t, const void *, uint32_t),
+		       const char *comment)
+{
+	struct nftnl_udata_buf *ud = nftnl_udata_buf_alloc(NFT_USERDATA_MAXLEN);
+	int ret = 0;
+
+	if (!ud)
+		return -ENOMEM;
+	if (!nftnl_udata_put_strz(ud, 0, comment))
+		ret = -E2BIG;
+	else
+		setter(obj, attr, nftnl_udata_buf_data(ud),
+		       nftnl_udata_buf_len(ud));
+	nftnl_udata_buf_free(ud);
+	return ret;
+}
+
+static int table_setter(void *o, uint16_t a, const void *d, uint32_t l)
+{
+	return nftnl_table_set_data(o, a, d, l);
+}
+
+static int chain_setter(void *o, uint16_t a, const void *d, uint32_t l)
+{
+	return nftnl_chain_set_data(o, a, d, l);
+}
+
+struct anon_map {
+	const char *name;	/* as read back, e.g. "__set0" */
+	uint32_t id;		/* NFTA_SET_ID in this batch */
+};
+
+struct emit {
+	struct cgfw_ctx *ctx;
+	const struct cgfw_ruleset *rs;
+	struct nl_batch nb;
+	char kname[NFT_NAME_MAXLEN + 8];
+	struct anon_map *anon;
+	size_t n_anon;
+	uint32_t next_set_id;
+	char *scratch;		/* for cloning rules: 64 KiB */
+	int err;
+};
+
+#define SCRATCH_SIZE 65536
+
+/* Keep the first error of the batch being built. */
+static void emit_error(struct emit *em, int err)
+{
+	if (err && !em->err)
+		em->err = err;
+}
+
+
+static uint32_t anon_id(const struct emit *em, const char *name)
+{
+	size_t i;
+
+	for (i = 0; name && i < em->n_anon; i++)
+		if (!strcmp(em->anon[i].name, name))
+			return em->anon[i].id;
+	return 0;
+}
+
+static void emit_table(struct emit *em, const struct ir_table *t, bool del)
+{
+	struct nftnl_table *nt = nftnl_table_alloc();
+	struct nlmsghdr *nlh;
+	char comment[NFT_NAME_MAXLEN + 32];
+
+	if (!nt) {
+		emit_error(em, -ENOMEM);
+		return;
+	}
+	nftnl_table_set_str(nt, NFTNL_TABLE_NAME, em->kname);
+	if (del) {
+		nlh = nl_batch_next(&em->nb, NFT_MSG_DELTABLE, NFPROTO_INET,
+				    0, &t->loc, "the replacement of the table");
+		if (nlh) {
+			nftnl_table_nlmsg_build_payload(nlh, nt);
+			nl_batch_done(&em->nb);
+		}
+	}
+	snprintf(comment, sizeof(comment), OWNER_MARK "table cgroup %s",
+		 t->name);
+	emit_error(em, set_comment(nt, NFTNL_TABLE_USERDATA, table_setter,
+				   comment));
+	nlh = nl_batch_next(&em->nb, NFT_MSG_NEWTABLE, NFPROTO_INET,
+			    NLM_F_CREATE | NLM_F_EXCL, &t->loc, "the table");
+	if (nlh) {
+		nftnl_table_nlmsg_build_payload(nlh, nt);
+		nl_batch_done(&em->nb);
+	}
+	nftnl_table_free(nt);
+}
+
+static void emit_chain(struct emit *em, const struct ir_chain *c)
+{
+	struct nftnl_chain *nc = nftnl_chain_alloc();
+	struct nlmsghdr *nlh;
+	const void *ud;
+	uint32_t udlen;
+
+	if (!nc) {
+		emit_error(em, -ENOMEM);
+		return;
+	}
+	nftnl_chain_set_str(nc, NFTNL_CHAIN_TABLE, em->kname);
+	nftnl_chain_set_str(nc, NFTNL_CHAIN_NAME, c->name);
+	ud = nftnl_chain_get_data(c->nl, NFTNL_CHAIN_USERDATA, &udlen);
+	if (ud)
+		nftnl_chain_set_data(nc, NFTNL_CHAIN_USERDATA, ud, udlen);
+	nlh = nl_batch_next(&em->nb, NFT_MSG_NEWCHAIN, NFPROTO_INET,
+			    NLM_F_CREATE | NLM_F_EXCL, &c->loc, "the chain");
+	if (nlh) {
+		nftnl_chain_nlmsg_build_payload(nlh, nc);
+		nl_batch_done(&em->nb);
+	}
+	nftnl_chain_free(nc);
+}
+
+/*
+ * A set and its elements, built from the IR's set. libnftnl exports no set
+ * clone, so the batch's names (table, "__set%d" for an anonymous set, the
+ * set id) are put on the IR's set while its messages are built, and taken
+ * off again before this returns: the compiled ruleset is left as it was.
+ */
+static void emit_set(struct emit *em, const struct ir_set *s)
+{
+	struct nftnl_set *ns = (struct nftnl_set *)s->nl;
+	struct nftnl_set_elems_iter *it;
+	char *table = NULL, *name = NULL;
+	struct anon_map *am;
+	struct nlmsghdr *nlh;
+	int more;
+
+	table = strdup(nftnl_set_get_str(ns, NFTNL_SET_TABLE));
+	name = strdup(nftnl_set_get_str(ns, NFTNL_SET_NAME));
+	am = realloc(em->anon, (em->n_anon + 1) * sizeof(*am));
+	if (!table || !name || !am) {
+		free(am);
+		emit_error(em, -ENOMEM);
+		goto out;
+	}
+	em->anon = am;
+	em->next_set_id++;
+	if (s->anonymous) {
+		/* rules refer to it by this batch's id (fix_expr) */
+		am[em->n_anon].name = nftnl_set_get_str(s->nl, NFTNL_SET_NAME);
+		am[em->n_anon].id = em->next_set_id;
+		em->n_anon++;
+	}
+
+	nftnl_set_set_str(ns, NFTNL_SET_TABLE, em->kname);
+	nftnl_set_set_u32(ns, NFTNL_SET_ID, em->next_set_id);
+	if (s->anonymous)
+		nftnl_set_set_str(ns, NFTNL_SET_NAME, "__set%d");
+	nlh = nl_batch_next(&em->nb, NFT_MSG_NEWSET, NFPROTO_INET,
+			    NLM_F_CREATE | NLM_F_EXCL, NULL, "a set");
+	if (nlh) {
+		nftnl_set_nlmsg_build_payload(nlh, ns);
+		nl_batch_done(&em->nb);
+	}
+	it = nftnl_set_elems_iter_create(ns);
+	if (!it) {
+		emit_error(em, -ENOMEM);
+		goto restore;
+	}
+	/* elements in as many messages as they need */
+	while (nftnl_set_elems_iter_cur(it)) {
+		nlh = nl_batch_next(&em->nb, NFT_MSG_NEWSETELEM, NFPROTO_INET,
+				    NLM_F_CREATE | NLM_F_EXCL, NULL,
+				    "the elements of a set");
+		if (!nlh)
+			break;
+		more = nftnl_set_elems_nlmsg_build_payload_iter(nlh, it);
+		nl_batch_done(&em->nb);
+		if (more <= 0)
+			break;
+	}
+	nftnl_set_elems_iter_destroy(it);
+restore:
+	nftnl_set_set_str(ns, NFTNL_SET_TABLE, table);
+	nftnl_set_set_str(ns, NFTNL_SET_NAME, name);
+	nftnl_set_unset(ns, NFTNL_SET_ID);
+	if (s->anonymous)	/* the map must not point at freed names */
+		em->anon[em->n_anon - 1].name = nftnl_set_get_str(ns,
+							NFTNL_SET_NAME);
+out:
+	free(table);
+	free(name);
+}
+
+/* Point set references at this batch's sets; "return" becomes policy. */
+static int fix_expr(struct nftnl_expr *e, void *data)
+{
+	const struct ir_chain *c = ((void **)data)[1];
+	struct emit *em = ((void **)data)[0];
+	const char *name = nftnl_expr_get_str(e, NFTNL_EXPR_NAME);
+	uint32_t id;
+
+	if (!strcmp(name, "lookup")) {
+		id = anon_id(em, nftnl_expr_get_str(e, NFTNL_EXPR_LOOKUP_SET));
+		if (id) {
+			nftnl_expr_set_str(e, NFTNL_EXPR_LOOKUP_SET, "__set%d");
+			nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_SET_ID, id);
+		}
+	} else if (!strcmp(name, "dynset")) {
+		id = anon_id(em,
+			     nftnl_expr_get_str(e, NFTNL_EXPR_DYNSET_SET_NAME));
+		if (id) {
+			nftnl_expr_set_str(e, NFTNL_EXPR_DYNSET_SET_NAME,
+					   "__set%d");
+			nftnl_expr_set_u32(e, NFTNL_EXPR_DYNSET_SET_ID, id);
+		}
+	} else if (!strcmp(name, "objref") &&
+		   nftnl_expr_is_set(e, NFTNL_EXPR_OBJREF_SET_NAME)) {
+		id = anon_id(em,
+			     nftnl_expr_get_str(e, NFTNL_EXPR_OBJREF_SET_NAME));
+		if (id) {
+			nftnl_expr_set_str(e, NFTNL_EXPR_OBJREF_SET_NAME,
+					   "__set%d");
+			nftnl_expr_set_u32(e, NFTNL_EXPR_OBJREF_SET_ID, id);
+		}
+	} else if (!strcmp(name, "immediate") && c->base &&
+		   nftnl_expr_is_set(e, NFTNL_EXPR_IMM_VERDICT) &&
+		   (int)nftnl_expr_get_u32(e, NFTNL_EXPR_IMM_VERDICT) ==
+			   NFT_RETURN) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_VERDICT, c->policy);
+	}
+	return 0;
+}
+
+/* A private copy of a rule: through its own netlink encoding. */
+static struct nftnl_rule *rule_clone(struct emit *em,
+				     const struct nftnl_rule *r)
+{
+	struct nftnl_rule *copy = nftnl_rule_alloc();
+	struct nlmsghdr *nlh;
+
+	if (!copy)
+		return NULL;
+	nlh = nftnl_nlmsg_build_hdr(em->scratch, NFT_MSG_NEWRULE,
+				    NFPROTO_INET, 0, 0);
+	nftnl_rule_nlmsg_build_payload(nlh, (struct nftnl_rule *)r);
+	if (nlh->nlmsg_len > SCRATCH_SIZE ||
+	    nftnl_rule_nlmsg_parse(nlh, copy) < 0) {
+		nftnl_rule_free(copy);
+		return NULL;
+	}
+	return copy;
+}
+
+static void emit_nl_rule(struct emit *em, struct nftnl_rule *r,
+			 const struct cgfw_loc *loc)
+{
+	struct nlmsghdr *nlh;
+
+	nftnl_rule_set_str(r, NFTNL_RULE_TABLE, em->kname);
+	nftnl_rule_set_u32(r, NFTNL_RULE_FAMILY, NFPROTO_INET);
+	nftnl_rule_unset(r, NFTNL_RULE_HANDLE);
+	nftnl_rule_unset(r, NFTNL_RULE_POSITION);
+	nlh = nl_batch_next(&em->nb, NFT_MSG_NEWRULE, NFPROTO_INET,
+			    NLM_F_CREATE | NLM_F_APPEND, loc, "the rule");
+	if (nlh) {
+		nftnl_rule_nlmsg_build_payload(nlh, r);
+		nl_batch_done(&em->nb);
+	}
+}
+
+static void emit_rules(struct emit *em, const struct ir_chain *c)
+{
+	const void *arg[2] = { em, c };
+	const struct ir_rule *r;
+	struct nftnl_rule *copy;
+
+	list_for_each_entry(r, &c->rules, list) {
+		copy = rule_clone(em, r->nl);
+		if (!copy) {
+			emit_error(em, -ENOMEM);
+			return;
+		}
+		nftnl_expr_foreach(copy, fix_expr, arg);
+		emit_nl_rule(em, copy, r->loc.line ? &r->loc : &c->loc);
+		nftnl_rule_free(copy);
+	}
+}
+
+static struct nftnl_expr *verdict_expr(uint32_t verdict, const char *chain)
+{
+	struct nftnl_expr *e = nftnl_expr_alloc("immediate");
+
+	if (!e)
+		return NULL;
+	nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_DREG, NFT_REG_VERDICT);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_VERDICT, verdict);
+	if (chain)
+		nftnl_expr_set_str(e, NFTNL_EXPR_IMM_CHAIN, chain);
+	return e;
+}
+
+/* The policy at the end of a bound chain, with a counter to show. */
+static void emit_policy_rule(struct emit *em, const struct ir_chain *c)
+{
+	struct nftnl_rule *r = nftnl_rule_alloc();
+	struct nftnl_expr *cnt = nftnl_expr_alloc("counter");
+	struct nftnl_expr *v = verdict_expr(c->policy, NULL);
+
+	if (!r || !cnt || !v) {
+		emit_error(em, -ENOMEM);
+		free_rule(r);
+		free_expr(cnt);
+		free_expr(v);
+		return;
+	}
+	nftnl_rule_set_str(r, NFTNL_RULE_CHAIN, c->name);
+	nftnl_rule_add_expr(r, cnt);
+	nftnl_rule_add_expr(r, v);
+	emit_nl_rule(em, r, &c->loc);
+	nftnl_rule_free(r);
+}
+
+/* chain cgfw_hook_C: output|input, "socket cgroupv2 level L == id goto C" */
+static void emit_dispatch(struct emit *em, const struct ir_chain *c)
+{
+	char name[NFT_NAME_MAXLEN + 16], comment[NFT_USERDATA_MAXLEN];
+	struct nftnl_chain *nc = nftnl_chain_alloc();
+	struct nftnl_rule *r = nftnl_rule_alloc();
+	struct nftnl_expr *sk = nftnl_expr_alloc("socket");
+	struct nftnl_expr *cmp = nftnl_expr_alloc("cmp");
+	struct nftnl_expr *v = verdict_expr(NFT_GOTO, c->name);
+	struct nlmsghdr *nlh;
+	uint64_t id = c->cgroup.id;
+
+	if (!nc || !r || !sk || !cmp || !v) {
+		emit_error(em, -ENOMEM);
+		goto out;
+	}
+	snprintf(name, sizeof(name), HOOK_PREFIX "%s", c->name);
+	if ((size_t)snprintf(comment, sizeof(comment),
+			     "cgfw %s cgroup %s chain %s policy %s",
+			     cgfw_dir_str(c->dir), c->cgroup.path, c->name,
+			     c->policy == NF_DROP ? "drop" : "accept") >=
+		    sizeof(comment) - 4 ||
+	    strlen(name) > NAME_MAX_LEN) {
+		ctx_err_at(em->ctx, &em->rs->src, &c->loc,
+			   "chain name '%s' or cgroup path '%s' is too long to record; shorten it",
+			   c->name, c->cgroup.path);
+		emit_error(em, -ENAMETOOLONG);
+		goto out;
+	}
+	nftnl_chain_set_str(nc, NFTNL_CHAIN_TABLE, em->kname);
+	nftnl_chain_set_str(nc, NFTNL_CHAIN_NAME, name);
+	nftnl_chain_set_str(nc, NFTNL_CHAIN_TYPE, "filter");
+	nftnl_chain_set_u32(nc, NFTNL_CHAIN_HOOKNUM,
+			    c->dir == CGFW_EGRESS ? NF_INET_LOCAL_OUT :
+						    NF_INET_LOCAL_IN);
+	nftnl_chain_set_s32(nc, NFTNL_CHAIN_PRIO, c->priority);
+	nftnl_chain_set_u32(nc, NFTNL_CHAIN_POLICY, NF_ACCEPT);
+	emit_error(em, set_comment(nc, NFTNL_CHAIN_USERDATA, chain_setter,
+				   comment));
+	nlh = nl_batch_next(&em->nb, NFT_MSG_NEWCHAIN, NFPROTO_INET,
+			    NLM_F_CREATE | NLM_F_EXCL, &c->loc,
+			    "the hook of the chain");
+	if (!nlh)
+		goto out;
+	nftnl_chain_nlmsg_build_payload(nlh, nc);
+	nl_batch_done(&em->nb);
+
+	nftnl_expr_set_u32(sk, NFTNL_EXPR_SOCKET_KEY, NFT_SOCKET_CGROUPV2);
+	nftnl_expr_set_u32(sk, NFTNL_EXPR_SOCKET_DREG, NFT_REG_1);
+	nftnl_expr_set_u32(sk, NFTNL_EXPR_SOCKET_LEVEL, c->cgroup.level);
+	nftnl_expr_set_u32(cmp, NFTNL_EXPR_CMP_SREG, NFT_REG_1);
+	nftnl_expr_set_u32(cmp, NFTNL_EXPR_CMP_OP, NFT_CMP_EQ);
+	nftnl_expr_set(cmp, NFTNL_EXPR_CMP_DATA, &id, sizeof(id));
+	nftnl_rule_set_str(r, NFTNL_RULE_CHAIN, name);
+	nftnl_rule_add_expr(r, sk);
+	nftnl_rule_add_expr(r, cmp);
+	nftnl_rule_add_expr(r, v);
+	sk = cmp = v = NULL;
+	emit_nl_rule(em, r, &c->loc);
+out:
+	free_chain(nc);
+	free_rule(r);
+	free_expr(sk);
+	free_expr(cmp);
+	free_expr(v);
+}
+
+static int check_names(struct emit *em, const struct ir_table *t)
+{
+	const struct ir_chain *c;
+
+	list_for_each_entry(c, &t->chains, list) {
+		if (!strncmp(c->name, HOOK_PREFIX, strlen(HOOK_PREFIX))) {
+			ctx_err_at(em->ctx, &em->rs->src, &c->loc,
+				   "chain names starting with '%s' are cgfw's own; rename chain '%s'",
+				   HOOK_PREFIX, c->name);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static void emit_ir_table(struct emit *em, const struct ir_table *t,
+			  bool replace)
+{
+	const struct ir_chain *c;
+	const struct ir_set *s;
+
+	em->n_anon = 0;	/* anonymous set names are per table */
+	emit_table(em, t, replace);
+	/* chains first: verdict maps and jumps refer to them */
+	list_for_each_entry(c, &t->chains, list)
+		emit_chain(em, c);
+	list_for_each_entry(s, &t->sets, list)
+		emit_set(em, s);
+	list_for_each_entry(c, &t->chains, list) {
+		emit_rules(em, c);
+		if (c->base)
+			emit_policy_rule(em, c);
+	}
+	list_for_each_entry(c, &t->chains, list)
+		if (c->base)
+			emit_dispatch(em, c);
+}
+
+static int emul_apply(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs)
+{
+	struct emit em = { .ctx = ctx, .rs = rs };
+	const struct ir_table *t;
+	struct mnl_socket *nl;
+	struct owned_list ol;
+	bool mine;
+	int ret;
+
+	ret = nl_open(ctx, &nl);
+	if (ret)
+		return ret;
+	ret = owned_tables(nl, &ol);
+	if (ret) {
+		ctx_err(ctx, "cannot list the nf_tables tables: %s",
+			strerror(-ret));
+		goto out_nl;
+	}
+	em.scratch = malloc(SCRATCH_SIZE);
+	ret = em.scratch ? nl_batch_init(&em.nb) : -ENOMEM;
+	if (ret)
+		goto out;
+
+	list_for_each_entry(t, &rs->tables, list) {
+		ret = kernel_table_name(ctx, t, &rs->src, em.kname,
+					sizeof(em.kname));
+		ret = ret ? : check_names(&em, t);
+		if (ret)
+			goto out;
+		mine = owned_has(&ol, em.kname);
+		if (!mine && table_exists(nl, em.kname) > 0) {
+			ctx_err_at(ctx, &rs->src, &t->loc,
+				   "table inet %s exists and was not made by cgfw, so cgfw will not replace it; rename table '%s' or delete that one",
+				   em.kname, t->name);
+			ret = -EEXIST;
+			goto out;
+		}
+		emit_ir_table(&em, t, mine);
+		if (em.err)
+			break;
+	}
+	ret = em.err;
+	if (ret) {
+		if (!ctx->err.len)
+			ctx_err(ctx, "cannot build the nf_tables batch: %s",
+				strerror(-ret));
+		goto out;
+	}
+	ret = nl_batch_commit(ctx, nl, &em.nb, &rs->src);
+out:
+	nl_batch_release(&em.nb);
+	free(em.scratch);
+	free(em.anon);
+	owned_release(&ol);
+out_nl:
+	mnl_socket_close(nl);
+	return ret;
+}
+
+static int emul_remove(struct cgfw_ctx *ctx, const char *name)
+{
+	static const struct cgfw_source no_src = { .name = "cgfw" };
+	char kname[NFT_NAME_MAXLEN + 8];
+	struct nftnl_table *nt;
+	struct nlmsghdr *nlh;
+	struct mnl_socket *nl;
+	struct owned_list ol;
+	struct nl_batch nb;
+	size_t i, n = 0;
+	int ret;
+
+	if (name)
+		snprintf(kname, sizeof(kname), TABLE_PREFIX "%s", name);
+	ret = nl_open(ctx, &nl);
+	if (ret)
+		return ret;
+	ret = owned_tables(nl, &ol);
+	ret = ret ? : nl_batch_init(&nb);
+	if (ret)
+		goto out_nl;
+	for (i = 0; i < ol.n; i++) {
+		if (name && strcmp(ol.v[i].kname, kname))
+			continue;
+		nt = nftnl_table_alloc();
+		if (!nt) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		nftnl_table_set_str(nt, NFTNL_TABLE_NAME, ol.v[i].kname);
+		nlh = nl_batch_next(&nb, NFT_MSG_DELTABLE, NFPROTO_INET, 0,
+				    NULL, "the deletion of a table");
+		if (nlh) {
+			nftnl_table_nlmsg_build_payload(nlh, nt);
+			nl_batch_done(&nb);
+		}
+		nftnl_table_free(nt);
+		n++;
+	}
+	if (!n)
+		ret = name ? -ENOENT : 0;
+	else
+		ret = nl_batch_commit(ctx, nl, &nb, &no_src);
+out:
+	nl_batch_release(&nb);
+out_nl:
+	owned_release(&ol);
+	mnl_socket_close(nl);
+	return ret;
+}
+
+/* ---- listing ---- */
+
+struct chain_dump {
+	const char *kname;
+	struct inst_table *t;
+	int err;
+};
+
+/* "cgfw egress cgroup PATH chain NAME policy drop" */
+static int parse_hook_comment(const char *s, struct inst_chain *c)
+{
+	const char *p, *q, *pol;
+
+	if (!strncmp(s, "cgfw egress cgroup ", 19))
+		c->dir = CGFW_EGRESS;
+	else if (!strncmp(s, "cgfw ingress cgroup ", 20))
+		c->dir = CGFW_INGRESS;
+	else
+		return -EINVAL;
+	p = strstr(s, " cgroup ") + 8;
+	/* the path may hold blanks: the chain is after the last " chain " */
+	for (q = NULL, pol = p; (pol = strstr(pol, " chain ")); pol++)
+		q = pol;
+	pol = q ? strstr(q, " policy ") : NULL;
+	if (!q || !pol)
+		return -EINVAL;
+	c->cgroup_path = strndup(p, q - p);
+	c->name = strndup(q + 7, pol - (q + 7));
+	c->policy = !strcmp(pol + 8, "drop") ? NF_DROP : NF_ACCEPT;
+	c->base = true;
+	return c->cgroup_path && c->name ? 0 : -ENOMEM;
+}
+
+static int chain_dump_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct chain_dump *cd = data;
+	struct nftnl_chain *nc = nftnl_chain_alloc();
+	struct inst_chain ic = { 0 }, *v;
+	const char *comment;
+	const void *ud;
+	uint32_t udlen;
+
+	if (!nc || nftnl_chain_nlmsg_parse(nlh, nc) < 0)
+		goto out;
+	if (strcmp(nftnl_chain_get_str(nc, NFTNL_CHAIN_TABLE), cd->kname) ||
+	    !nftnl_chain_is_set(nc, NFTNL_CHAIN_HOOKNUM))
+		goto out;
+	ud = nftnl_chain_get_data(nc, NFTNL_CHAIN_USERDATA, &udlen);
+	comment = ud ? udata_comment(ud, udlen) : NULL;
+	if (!comment || parse_hook_comment(comment, &ic)) {
+		free(ic.name);
+		free(ic.cgroup_path);
+		goto out;
+	}
+	ic.priority = nftnl_chain_get_s32(nc, NFTNL_CHAIN_PRIO);
+	v = realloc(cd->t->chains, (cd->t->n_chains + 1) * sizeof(*v));
+	if (!v) {
+		cd->err = -ENOMEM;
+		free(ic.name);
+		free(ic.cgroup_path);
+		goto out;
+	}
+	cd->t->chains = v;
+	v[cd->t->n_chains++] = ic;
+out:
+	free_chain(nc);
+	return MNL_CB_OK;
+}
+
+/* nft's own listing of the kernel table: nft syntax with live counters. */
+static int nft_listing(const char *kname, char **text)
+{
+	struct nft_ctx *nft = nft_ctx_new(NFT_CTX_DEFAULT);
+	char cmd[NFT_NAME_MAXLEN + 32];
+	int ret;
+
+	if (!nft)
+		return -ENOMEM;
+	nft_ctx_buffer_output(nft);
+	nft_ctx_buffer_error(nft);
+	snprintf(cmd, sizeof(cmd), "list table inet %s", kname);
+	ret = nft_run_cmd_from_buffer(nft, cmd) ? -EIO : 0;
+	if (!ret) {
+		*text = strdup(nft_ctx_get_output_buffer(nft));
+		if (!*text)
+			ret = -ENOMEM;
+	}
+	nft_ctx_free(nft);
+	return ret;
+}
+
+static int emul_list(struct cgfw_ctx *ctx, const char *name,
+		     struct cgfw_listing *l)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct inst_table t;
+	struct chain_dump cd;
+	struct nlmsghdr *nlh;
+	struct mnl_socket *nl;
+	struct owned_list ol;
+	const char *uname;
+	size_t i;
+	int ret;
+
+	ret = nl_open(ctx, &nl);
+	if (ret)
+		return ret;
+	ret = owned_tables(nl, &ol);
+	for (i = 0; !ret && i < ol.n; i++) {
+		uname = ol.v[i].kname + strlen(TABLE_PREFIX);
+		if (name && strcmp(name, uname))
+			continue;
+		memset(&t, 0, sizeof(t));
+		t.backend = "nft-emulated";
+		t.name = strdup(uname);
+		if (asprintf(&t.kernel_name, "inet %s", ol.v[i].kname) < 0)
+			t.kernel_name = NULL;
+		ret = t.name && t.kernel_name ? 0 : -ENOMEM;
+		cd = (struct chain_dump){ .kname = ol.v[i].kname, .t = &t };
+		if (!ret) {
+			nlh = nftnl_nlmsg_build_hdr(buf, NFT_MSG_GETCHAIN,
+						    NFPROTO_INET, NLM_F_DUMP,
+						    1);
+			ret = nl_dump(nl, nlh, chain_dump_cb, &cd);
+			ret = cd.err ? : ret;
+		}
+		ret = ret ? : nft_listing(ol.v[i].kname, &t.nft_text);
+		ret = ret ? : listing_add(l, &t);
+		if (ret)
+			inst_table_release(&t);
+	}
+	if (ret)
+		ctx_err(ctx, "cannot read the installed tables: %s",
+			strerror(-ret));
+	owned_release(&ol);
+	mnl_socket_close(nl);
+	return ret;
+}
+
+/* The kernel answers for nf_tables and the socket expression. */
+static int emul_probe(struct cgfw_ctx *ctx)
+{
+	(void)ctx;
+	return 0;
+}
+
+const struct backend_ops nft_emul_backend = {
+	.name = "nft-emulated",
+	.probe = emul_probe,
+	.apply = emul_apply,
+	.remove = emul_remove,
+	.list = emul_list,
+};

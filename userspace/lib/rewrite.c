@@ -1,0 +1,688 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Rewrite: the first stage of the front end (DESIGN.md 2.1).
+ *
+ * nft does not know the cgroup family. A small tokenizer (words, strings,
+ * comments, braces, statement ends) walks the file's block structure and
+ *  - turns "table cgroup NAME" (and "add rule cgroup ...") into inet,
+ *  - turns "hook egress cgroup \"P\"" into "hook output" and
+ *    "hook ingress cgroup \"P\"" into "hook input",
+ *  - records each chain's binding and where each of its rules starts.
+ * Replacements are padded with blanks to the length of what they replace,
+ * so every line and column of the output matches the user's file, and nft's
+ * own error locations point at the user's text.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "internal.h"
+
+enum tok_type {
+	T_EOF,
+	T_WORD,
+	T_STRING,
+	T_NL,
+	T_SEMI,
+	T_LBRACE,
+	T_RBRACE,
+};
+
+struct token {
+	enum tok_type type;
+	size_t off, len;
+	struct cgfw_loc loc;
+};
+
+struct lexer {
+	struct cgfw_ctx *ctx;
+	const struct cgfw_source *src;
+	char *out;			/* the rewritten copy */
+	size_t pos;
+	unsigned int line, col;
+	struct token peeked;
+	bool has_peeked;
+	int err;
+	struct rw_result *res;
+};
+
+static void lex_error(struct lexer *lx, const struct cgfw_loc *loc,
+		      const char *fmt, ...) __printf(3, 4);
+
+static void lex_error(struct lexer *lx, const struct cgfw_loc *loc,
+		      const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	ctx_err_at(lx->ctx, lx->src, loc, "%s", msg);
+	if (!lx->err)
+		lx->err = -EINVAL;
+}
+
+static bool is_word_char(char c)
+{
+	return c && !strchr(" \t\r\n{};\"#", c);
+}
+
+static void advance(struct lexer *lx, size_t n)
+{
+	while (n--) {
+		if (lx->src->text[lx->pos] == '\n') {
+			lx->line++;
+			lx->col = 1;
+		} else {
+			lx->col++;
+		}
+		lx->pos++;
+	}
+}
+
+static struct token lex_raw(struct lexer *lx)
+{
+	const char *s = lx->src->text;
+	struct token t = { .type = T_EOF };
+	size_t n;
+
+	for (;;) {
+		char c = s[lx->pos];
+
+		if (c == ' ' || c == '\t' || c == '\r') {
+			advance(lx, 1);
+		} else if (c == '\\' && s[lx->pos + 1] == '\n') {
+			advance(lx, 2);	/* line continuation */
+		} else if (c == '#') {
+			while (s[lx->pos] && s[lx->pos] != '\n')
+				advance(lx, 1);
+		} else {
+			break;
+		}
+	}
+	t.off = lx->pos;
+	t.loc.line = lx->line;
+	t.loc.col = lx->col;
+
+	switch (s[lx->pos]) {
+	case '\0':
+		return t;
+	case '\n':
+		t.type = T_NL;
+		n = 1;
+		break;
+	case ';':
+		t.type = T_SEMI;
+		n = 1;
+		break;
+	case '{':
+		t.type = T_LBRACE;
+		n = 1;
+		break;
+	case '}':
+		t.type = T_RBRACE;
+		n = 1;
+		break;
+	case '"':
+		t.type = T_STRING;
+		for (n = 1; s[t.off + n] && s[t.off + n] != '"' &&
+			    s[t.off + n] != '\n'; n++)
+			;
+		if (s[t.off + n] != '"') {
+			t.loc.col_end = t.loc.col;
+			lex_error(lx, &t.loc,
+				  "unterminated string; close it with \" on the same line");
+		} else {
+			n++;
+		}
+		break;
+	default:
+		t.type = T_WORD;
+		for (n = 0; is_word_char(s[t.off + n]); n++)
+			;
+		break;
+	}
+	t.len = n;
+	t.loc.col_end = t.loc.col + (n ? n - 1 : 0);
+	advance(lx, n);
+	return t;
+}
+
+static struct token next(struct lexer *lx)
+{
+	if (lx->has_peeked) {
+		lx->has_peeked = false;
+		return lx->peeked;
+	}
+	return lex_raw(lx);
+}
+
+static struct token peek(struct lexer *lx)
+{
+	if (!lx->has_peeked) {
+		lx->peeked = lex_raw(lx);
+		lx->has_peeked = true;
+	}
+	return lx->peeked;
+}
+
+static bool tok_is(const struct lexer *lx, const struct token *t,
+		   const char *word)
+{
+	return t->type == T_WORD && t->len == strlen(word) &&
+	       !memcmp(lx->src->text + t->off, word, t->len);
+}
+
+/* A name token (word or quoted string) as a new string, quotes removed. */
+static char *tok_name(const struct lexer *lx, const struct token *t)
+{
+	const char *p = lx->src->text + t->off;
+	size_t n = t->len;
+
+	if (t->type == T_STRING && n >= 2) {
+		p++;
+		n -= 2;
+	}
+	return strndup(p, n);
+}
+
+/* Replace a token's text in the output, padded with blanks. */
+static void replace(struct lexer *lx, const struct token *t, const char *with)
+{
+	size_t n = strlen(with);
+
+	memset(lx->out + t->off, ' ', t->len);
+	memcpy(lx->out + t->off, with, n < t->len ? n : t->len);
+}
+
+static void blank(struct lexer *lx, const struct token *t)
+{
+	memset(lx->out + t->off, ' ', t->len);
+}
+
+/* Skip to the end of the statement: a newline or ';' outside braces. */
+static void skip_statement(struct lexer *lx)
+{
+	int depth = 0;
+	struct token t;
+
+	for (;;) {
+		t = peek(lx);
+		switch (t.type) {
+		case T_EOF:
+			return;
+		case T_NL:
+		case T_SEMI:
+			next(lx);
+			if (!depth)
+				return;
+			break;
+		case T_LBRACE:
+			next(lx);
+			depth++;
+			break;
+		case T_RBRACE:
+			if (!depth)
+				return;	/* closes the enclosing block */
+			next(lx);
+			depth--;
+			break;
+		default:
+			next(lx);
+			break;
+		}
+	}
+}
+
+static const char *const families[] = {
+	"ip", "ip6", "inet", "arp", "bridge", "netdev", "cgroup",
+};
+
+static bool is_family(const struct lexer *lx, const struct token *t)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(families); i++)
+		if (tok_is(lx, t, families[i]))
+			return true;
+	return false;
+}
+
+static struct rw_table *find_table(struct rw_result *res, const char *name)
+{
+	struct rw_table *t;
+
+	list_for_each_entry(t, &res->tables, list)
+		if (!strcmp(t->name, name))
+			return t;
+	return NULL;
+}
+
+struct rw_chain *rw_find_chain(const struct rw_result *rw, const char *table,
+			       const char *chain)
+{
+	struct rw_chain *c;
+
+	list_for_each_entry(c, &rw->chains, list)
+		if (!strcmp(c->table, table) && !strcmp(c->name, chain))
+			return c;
+	return NULL;
+}
+
+static struct rw_chain *get_chain(struct lexer *lx, const char *table,
+				  const struct token *name_tok)
+{
+	struct rw_chain *c;
+	char *name = tok_name(lx, name_tok);
+
+	if (!name) {
+		lx->err = -ENOMEM;
+		return NULL;
+	}
+	c = rw_find_chain(lx->res, table, name);
+	if (c) {
+		free(name);
+		return c;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c || !(c->table = strdup(table))) {
+		free(c);
+		free(name);
+		lx->err = -ENOMEM;
+		return NULL;
+	}
+	c->name = name;
+	c->loc = name_tok->loc;
+	list_add_tail(&c->list, &lx->res->chains);
+	return c;
+}
+
+static void add_rule_loc(struct lexer *lx, struct rw_chain *c,
+			 const struct cgfw_loc *loc)
+{
+	struct cgfw_loc *p;
+
+	if (c->n_rules == c->cap_rules) {
+		size_t cap = c->cap_rules ? c->cap_rules * 2 : 16;
+
+		p = realloc(c->rule_locs, cap * sizeof(*p));
+		if (!p) {
+			lx->err = -ENOMEM;
+			return;
+		}
+		c->rule_locs = p;
+		c->cap_rules = cap;
+	}
+	c->rule_locs[c->n_rules++] = *loc;
+}
+
+/*
+ * The family of a table reference. @t is the token after "table", "chain",
+ * "rule", ... Returns the token of the table's name, or T_EOF on error.
+ */
+static struct token table_ref(struct lexer *lx, struct token t,
+			      const char *what)
+{
+	if (t.type == T_WORD && tok_is(lx, &t, "cgroup")) {
+		replace(lx, &t, "inet");
+		return next(lx);
+	}
+	if (t.type != T_WORD && t.type != T_STRING) {
+		lex_error(lx, &t.loc, "expected a table name after '%s'", what);
+	} else if (is_family(lx, &t)) {
+		lex_error(lx, &t.loc,
+			  "cgfw applies tables of the cgroup family only, not '%.*s'; write '%s cgroup NAME' (its chains are bound to cgroups by their hooks)",
+			  (int)t.len, lx->src->text + t.off, what);
+	} else {
+		/* no family given: nft would take ip */
+		lex_error(lx, &t.loc,
+			  "no family given, so nft would make this an ip table; write '%s cgroup %.*s'",
+			  what, (int)t.len, lx->src->text + t.off);
+	}
+	return (struct token){ .type = T_EOF };
+}
+
+static void note_table(struct lexer *lx, const struct token *name_tok)
+{
+	struct rw_table *t;
+	char *name = tok_name(lx, name_tok);
+
+	if (!name) {
+		lx->err = -ENOMEM;
+		return;
+	}
+	if (find_table(lx->res, name)) {
+		free(name);
+		return;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		free(name);
+		lx->err = -ENOMEM;
+		return;
+	}
+	t->name = name;
+	t->loc = name_tok->loc;
+	list_add_tail(&t->list, &lx->res->tables);
+}
+
+/* "type filter hook egress cgroup "P" priority 0;" */
+static void parse_chain_type(struct lexer *lx, struct rw_chain *c)
+{
+	struct token t, hook, cg, path;
+
+	for (;;) {
+		t = peek(lx);
+		if (t.type != T_WORD && t.type != T_STRING)
+			break;
+		next(lx);
+		if (!tok_is(lx, &t, "hook"))
+			continue;
+
+		hook = next(lx);
+		if (tok_is(lx, &hook, "egress")) {
+			c->dir = CGFW_EGRESS;
+			replace(lx, &hook, "output");
+		} else if (tok_is(lx, &hook, "ingress")) {
+			c->dir = CGFW_INGRESS;
+			replace(lx, &hook, "input");
+		} else {
+			lex_error(lx, &hook.loc,
+				  "the cgroup family has the hooks 'ingress' and 'egress' only; write 'hook egress cgroup \"PATH\"' or 'hook ingress cgroup \"PATH\"'");
+			break;
+		}
+		cg = peek(lx);
+		if (!tok_is(lx, &cg, "cgroup")) {
+			lex_error(lx, &hook.loc,
+				  "hook %.*s needs the cgroup it filters; write 'hook %.*s cgroup \"PATH\"' (PATH absolute, or relative to the cgroup v2 mount)",
+				  (int)hook.len, lx->src->text + hook.off,
+				  (int)hook.len, lx->src->text + hook.off);
+			break;
+		}
+		next(lx);
+		path = peek(lx);
+		if (path.type != T_STRING) {
+			lex_error(lx, &path.loc,
+				  "expected the cgroup's path as a quoted string, like cgroup \"web.slice\"");
+			break;
+		}
+		next(lx);
+		if (c->bound) {
+			lex_error(lx, &hook.loc,
+				  "chain '%s' is already bound to cgroup \"%s\"; a chain has one hook",
+				  c->name, c->cgroup_path);
+			break;
+		}
+		c->bound = true;
+		c->cgroup_path = tok_name(lx, &path);
+		c->cgroup_loc = path.loc;
+		if (!c->cgroup_path)
+			lx->err = -ENOMEM;
+		blank(lx, &cg);
+		blank(lx, &path);
+	}
+	skip_statement(lx);
+}
+
+static void parse_chain_body(struct lexer *lx, struct rw_chain *c)
+{
+	struct token t;
+
+	for (;;) {
+		t = peek(lx);
+		switch (t.type) {
+		case T_EOF:
+			return;
+		case T_RBRACE:
+			next(lx);
+			return;
+		case T_NL:
+		case T_SEMI:
+			next(lx);
+			continue;
+		default:
+			break;
+		}
+		if (tok_is(lx, &t, "type")) {
+			next(lx);
+			parse_chain_type(lx, c);
+		} else if (tok_is(lx, &t, "policy") ||
+			   tok_is(lx, &t, "comment") ||
+			   tok_is(lx, &t, "devices") ||
+			   tok_is(lx, &t, "flags")) {
+			skip_statement(lx);
+		} else {
+			if (c)
+				add_rule_loc(lx, c, &t.loc);
+			skip_statement(lx);
+		}
+	}
+}
+
+static void parse_table_body(struct lexer *lx, const char *table)
+{
+	struct rw_chain *c;
+	struct token t, name;
+
+	for (;;) {
+		t = peek(lx);
+		switch (t.type) {
+		case T_EOF:
+			return;
+		case T_RBRACE:
+			next(lx);
+			return;
+		case T_NL:
+		case T_SEMI:
+			next(lx);
+			continue;
+		default:
+			break;
+		}
+		if (!tok_is(lx, &t, "chain")) {
+			skip_statement(lx);	/* sets, maps, flags, ... */
+			continue;
+		}
+		next(lx);
+		name = next(lx);
+		if (name.type != T_WORD && name.type != T_STRING) {
+			lex_error(lx, &name.loc, "expected a chain name");
+			skip_statement(lx);
+			continue;
+		}
+		c = get_chain(lx, table, &name);
+		t = peek(lx);
+		if (t.type == T_LBRACE) {
+			next(lx);
+			parse_chain_body(lx, c);
+		}
+	}
+}
+
+/* "table cgroup NAME { ... }" or the object of "add table ..." */
+static void parse_table(struct lexer *lx)
+{
+	struct token name = table_ref(lx, next(lx), "table");
+	char *tname;
+
+	if (name.type == T_EOF) {
+		skip_statement(lx);
+		return;
+	}
+	note_table(lx, &name);
+	if (peek(lx).type != T_LBRACE) {
+		skip_statement(lx);
+		return;
+	}
+	next(lx);
+	tname = tok_name(lx, &name);
+	if (!tname) {
+		lx->err = -ENOMEM;
+		return;
+	}
+	parse_table_body(lx, tname);
+	free(tname);
+}
+
+/* "add|insert|... chain|rule|set|... cgroup TABLE ..." */
+static void parse_command(struct lexer *lx, const struct token *cmd)
+{
+	struct token obj = next(lx), name, chain, t;
+	struct rw_chain *c;
+	bool ordered;
+	char *tname;
+
+	if (tok_is(lx, &obj, "table")) {
+		parse_table(lx);
+		return;
+	}
+	if (tok_is(lx, &obj, "ruleset") || obj.type != T_WORD) {
+		skip_statement(lx);
+		return;
+	}
+	name = table_ref(lx, next(lx), "table");
+	if (name.type == T_EOF) {
+		skip_statement(lx);
+		return;
+	}
+	note_table(lx, &name);
+	if (!tok_is(lx, &obj, "chain") && !tok_is(lx, &obj, "rule")) {
+		skip_statement(lx);
+		return;
+	}
+	chain = next(lx);
+	if (chain.type != T_WORD && chain.type != T_STRING) {
+		skip_statement(lx);
+		return;
+	}
+	tname = tok_name(lx, &name);
+	c = tname ? get_chain(lx, tname, &chain) : NULL;
+	free(tname);
+	if (!c) {
+		lx->err = lx->err ? : -ENOMEM;
+		return;
+	}
+	if (tok_is(lx, &obj, "chain")) {
+		if (peek(lx).type == T_LBRACE) {
+			next(lx);
+			parse_chain_body(lx, c);
+		} else {
+			skip_statement(lx);
+		}
+		return;
+	}
+	/* a rule: appended in order unless placed explicitly */
+	ordered = tok_is(lx, cmd, "add");
+	t = peek(lx);
+	if (tok_is(lx, &t, "position") || tok_is(lx, &t, "handle") ||
+	    tok_is(lx, &t, "index"))
+		ordered = false;
+	if (!tok_is(lx, cmd, "add") && !tok_is(lx, cmd, "insert") &&
+	    !tok_is(lx, cmd, "replace") && !tok_is(lx, cmd, "create")) {
+		skip_statement(lx);	/* delete, list, reset ... */
+		return;
+	}
+	if (ordered)
+		add_rule_loc(lx, c, &t.loc);
+	else
+		c->order_unknown = true;
+	skip_statement(lx);
+}
+
+static const char *const commands[] = {
+	"add", "create", "insert", "replace", "delete", "destroy", "flush",
+	"list", "reset", "rename",
+};
+
+static void parse_top(struct lexer *lx)
+{
+	struct token t;
+	size_t i;
+
+	for (;;) {
+		t = peek(lx);
+		switch (t.type) {
+		case T_EOF:
+			return;
+		case T_NL:
+		case T_SEMI:
+		case T_RBRACE:
+			next(lx);
+			continue;
+		default:
+			break;
+		}
+		next(lx);
+		if (tok_is(lx, &t, "table")) {
+			parse_table(lx);
+			continue;
+		}
+		if (tok_is(lx, &t, "include")) {
+			lex_error(lx, &t.loc,
+				  "'include' is not supported by cgfw yet; put the included rules into this file");
+			skip_statement(lx);
+			continue;
+		}
+		for (i = 0; i < ARRAY_SIZE(commands); i++)
+			if (tok_is(lx, &t, commands[i]))
+				break;
+		if (i < ARRAY_SIZE(commands))
+			parse_command(lx, &t);
+		else
+			skip_statement(lx);	/* define, or nft's to judge */
+	}
+}
+
+void rw_result_release(struct rw_result *rw)
+{
+	struct rw_table *t, *tn;
+	struct rw_chain *c, *cn;
+
+	if (!rw->tables.next)
+		return;
+	list_for_each_entry_safe(t, tn, &rw->tables, list) {
+		free(t->name);
+		free(t);
+	}
+	list_for_each_entry_safe(c, cn, &rw->chains, list) {
+		free(c->table);
+		free(c->name);
+		free(c->cgroup_path);
+		free(c->rule_locs);
+		free(c);
+	}
+	free(rw->text);
+	memset(rw, 0, sizeof(*rw));
+}
+
+int rewrite(struct cgfw_ctx *ctx, const struct cgfw_source *src,
+	    struct rw_result *out)
+{
+	struct lexer lx = {
+		.ctx = ctx,
+		.src = src,
+		.line = 1,
+		.col = 1,
+		.res = out,
+	};
+	memset(out, 0, sizeof(*out));
+	list_init(&out->tables);
+	list_init(&out->chains);
+	out->text = malloc(src->len + 1);
+	if (!out->text)
+		return -ENOMEM;
+	memcpy(out->text, src->text, src->len + 1);
+	out->len = src->len;
+	lx.out = out->text;
+
+	parse_top(&lx);
+
+	if (!lx.err && list_empty(&out->tables)) {
+		ctx_err_at(ctx, src, NULL,
+			   "no table in the input; write 'table cgroup NAME { chain C { type filter hook egress cgroup \"PATH\" priority 0; ... } }'");
+		lx.err = -EINVAL;
+	}
+	if (lx.err)
+		rw_result_release(out);
+	return lx.err;
+}

@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The ruleset object: runs the front end (rewrite, compile in the shadow
+ * namespace, read back) and binds the read-back chains to their cgroups.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <libnftnl/chain.h>
+#include <libnftnl/expr.h>
+#include <libnftnl/rule.h>
+#include <linux/netfilter.h>
+
+#include "internal.h"
+
+/* Rule files are text written by people; anything larger is a mistake. */
+#define CGFW_MAX_INPUT (16u << 20)
+
+CGFW_API void cgfw_ruleset__free(struct cgfw_ruleset *rs)
+{
+	struct ir_table *t, *tn;
+
+	if (!rs)
+		return;
+	if (rs->tables.next) {
+		list_for_each_entry_safe(t, tn, &rs->tables, list)
+			ir_table_free(t);
+	}
+	free(rs->src.name);
+	free(rs->src.text);
+	free(rs);
+}
+
+/* Text only: no NUL bytes or other control characters. */
+static int check_text(struct cgfw_ctx *ctx, const struct cgfw_source *src)
+{
+	struct cgfw_loc loc = { 1, 1, 1 };
+	size_t i;
+
+	for (i = 0; i < src->len; i++) {
+		unsigned char c = src->text[i];
+
+		if (c == '\n') {
+			loc.line++;
+			loc.col = 1;
+			continue;
+		}
+		if ((c < 0x20 && c != '\t' && c != '\r') || c == 0x7f) {
+			loc.col_end = loc.col;
+			ctx_err_at(ctx, src, &loc,
+				   "the input is not text (byte 0x%02x at offset %zu); give cgfw a file of nft rules",
+				   c, i);
+			return -EINVAL;
+		}
+		loc.col++;
+	}
+	return 0;
+}
+
+/* Give each chain of @t its binding and its rules their source places. */
+static int bind_table(struct cgfw_ctx *ctx, struct cgfw_ruleset *rs,
+		      struct ir_table *t, const struct rw_result *rw)
+{
+	struct rw_chain *rc;
+	struct ir_chain *c;
+	struct ir_rule *r;
+	size_t n, i;
+	int ret;
+
+	list_for_each_entry(c, &t->chains, list) {
+		rc = rw_find_chain(rw, t->name, c->name);
+		if (rc)
+			c->loc = rc->loc;
+		if (c->base) {
+			if (!rc || !rc->bound) {
+				ctx_err_at(ctx, &rs->src, rc ? &rc->loc : NULL,
+					   "base chain '%s' is not bound to a cgroup; write 'hook egress cgroup \"PATH\"' or 'hook ingress cgroup \"PATH\"'",
+					   c->name);
+				return -EINVAL;
+			}
+			c->dir = rc->dir;
+			ret = cgroup_resolve(ctx, &rs->src, &rc->cgroup_loc,
+					     rc->cgroup_path, &c->cgroup);
+			if (ret)
+				return ret;
+		}
+		if (!rc || rc->order_unknown)
+			continue;
+		n = 0;
+		list_for_each_entry(r, &c->rules, list)
+			n++;
+		if (n != rc->n_rules)
+			continue;	/* cannot pair them up: places unknown */
+		i = 0;
+		list_for_each_entry(r, &c->rules, list)
+			r->loc = rc->rule_locs[i++];
+	}
+	return 0;
+}
+
+static int compile(struct cgfw_ctx *ctx, struct cgfw_ruleset *rs)
+{
+	struct rw_result rw;
+	struct rw_table *rt;
+	struct ir_table *t;
+	int ret, saved;
+
+	if (!rs->src.len) {
+		ctx_err_at(ctx, &rs->src, NULL,
+			   "the input is empty; write 'table cgroup NAME { ... }' (see cgfw(8))");
+		return -EINVAL;
+	}
+	ret = check_text(ctx, &rs->src);
+	if (ret)
+		return ret;
+	ret = rewrite(ctx, &rs->src, &rw);
+	if (ret)
+		return ret;
+
+	ret = netns_enter_shadow(ctx, &saved);
+	if (ret)
+		goto out;
+	ret = nft_compile_text(ctx, &rs->src, rw.text, rw.len);
+	if (!ret)
+		ret = readback(ctx, rs);
+	if (netns_leave_shadow(saved) && !ret) {
+		ctx_err(ctx, "cannot return from the shadow network namespace");
+		ret = -EIO;
+	}
+	if (ret)
+		goto out;
+
+	list_for_each_entry(t, &rs->tables, list) {
+		rt = NULL;
+		list_for_each_entry(rt, &rw.tables, list)
+			if (!strcmp(rt->name, t->name))
+				break;
+		if (&rt->list != &rw.tables)
+			t->loc = rt->loc;
+		ret = bind_table(ctx, rs, t, &rw);
+		if (ret)
+			goto out;
+	}
+out:
+	rw_result_release(&rw);
+	return ret;
+}
+
+CGFW_API int cgfw_ruleset__compile(struct cgfw_ctx *ctx, const char *name,
+				   const char *buf, size_t len,
+				   struct cgfw_ruleset **out)
+{
+	struct cgfw_ruleset *rs;
+	int ret;
+
+	if (!ctx || !out || (!buf && len))
+		return libcgfw_err(-EINVAL);
+	ctx_reset(ctx);
+	rs = calloc(1, sizeof(*rs));
+	if (!rs)
+		return libcgfw_err(-ENOMEM);
+	list_init(&rs->tables);
+	rs->src.name = strdup(!name || !strcmp(name, "-") ? "<stdin>" : name);
+	rs->src.text = malloc(len + 1);
+	if (!rs->src.name || !rs->src.text) {
+		cgfw_ruleset__free(rs);
+		return libcgfw_err(-ENOMEM);
+	}
+	if (len)
+		memcpy(rs->src.text, buf, len);
+	rs->src.text[len] = '\0';
+	rs->src.len = len;
+
+	ret = compile(ctx, rs);
+	if (ret) {
+		cgfw_ruleset__free(rs);
+		return libcgfw_err(ret);
+	}
+	*out = rs;
+	return 0;
+}
+
+CGFW_API int cgfw_ruleset__compile_file(struct cgfw_ctx *ctx,
+					const char *path,
+					struct cgfw_ruleset **out)
+{
+	struct strbuf sb;
+	char chunk[65536];
+	ssize_t n;
+	int fd, ret;
+
+	if (!ctx || !path || !out)
+		return libcgfw_err(-EINVAL);
+	ctx_reset(ctx);
+	if (!strcmp(path, "-")) {
+		fd = STDIN_FILENO;
+	} else {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			ret = -errno;
+			ctx_err(ctx, "cannot open %s: %s", path,
+				strerror(errno));
+			return libcgfw_err(ret);
+		}
+	}
+	sb_init(&sb);
+	while ((n = read(fd, chunk, sizeof(chunk))) > 0) {
+		if (sb.len + n > CGFW_MAX_INPUT) {
+			ctx_err(ctx, "%s is larger than %u MiB; a rule file that large is not supported, split it or use sets",
+				strcmp(path, "-") ? path : "<stdin>",
+				CGFW_MAX_INPUT >> 20);
+			n = -1;
+			errno = EFBIG;
+			break;
+		}
+		sb_addn(&sb, chunk, n);
+	}
+	ret = n < 0 ? -errno : sb.oom ? -ENOMEM : 0;
+	if (n < 0 && errno != EFBIG)
+		ctx_err(ctx, "cannot read %s: %s", path, strerror(errno));
+	if (fd != STDIN_FILENO)
+		close(fd);
+	if (!ret)
+		ret = cgfw_ruleset__compile(ctx, path, sb.buf ? sb.buf : "",
+					    sb.len, out);
+	sb_release(&sb);
+	return libcgfw_err(ret);
+}
+
+static int print_expr(struct nftnl_expr *e, void *data)
+{
+	struct strbuf *sb = data;
+	char buf[4096];
+
+	nftnl_expr_snprintf(buf, sizeof(buf), e, NFTNL_OUTPUT_DEFAULT, 0);
+	sb_addf(sb, "  [ %s %s]\n",
+		nftnl_expr_get_str(e, NFTNL_EXPR_NAME), buf);
+	return 0;
+}
+
+/* The user's source line of @loc, trimmed, or "". */
+static void add_src_line(struct strbuf *sb, const struct cgfw_source *src,
+			 const struct cgfw_loc *loc)
+{
+	const char *p = src->text, *e;
+	unsigned int line = 1;
+
+	while (line < loc->line && (p = strchr(p, '\n'))) {
+		p++;
+		line++;
+	}
+	if (!p)
+		return;
+	e = strchrnul(p, '\n');
+	while (*p == ' ' || *p == '\t')
+		p++;
+	while (e > p && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+		e--;
+	sb_addn(sb, p, e - p);
+}
+
+CGFW_API int cgfw_ruleset__bytecode(const struct cgfw_ruleset *rs,
+				    char **text)
+{
+	const struct ir_table *t;
+	const struct ir_chain *c;
+	const struct ir_rule *r;
+	struct strbuf sb;
+
+	if (!rs || !text)
+		return libcgfw_err(-EINVAL);
+	sb_init(&sb);
+	list_for_each_entry(t, &rs->tables, list) {
+		list_for_each_entry(c, &t->chains, list) {
+			list_for_each_entry(r, &c->rules, list) {
+				if (r->loc.line) {
+					sb_addf(&sb, "# %s:%u: ", rs->src.name,
+						r->loc.line);
+					add_src_line(&sb, &rs->src, &r->loc);
+					sb_adds(&sb, "\n");
+				}
+				sb_addf(&sb, "cgroup %s %s\n", t->name,
+					c->name);
+				nftnl_expr_foreach(r->nl, print_expr, &sb);
+				sb_adds(&sb, "\n");
+			}
+		}
+	}
+	*text = sb_detach(&sb);
+	return *text ? 0 : libcgfw_err(-ENOMEM);
+}
