@@ -118,15 +118,15 @@ $(KSFT_H):
 		linux-source-6.12/tools/testing/selftests/kselftest_harness.h \
 		linux-source-6.12/tools/testing/selftests/kselftest.h
 
-TEST_CFLAGS = $(ALL_CFLAGS) -I$(KSFT) -Iuserspace/lib -Wno-unused-parameter \
-	-Wno-missing-prototypes -Wno-shadow
+TEST_CFLAGS = $(ALL_CFLAGS) -I$(KSFT) -Iuserspace/lib -Iselftests -Wno-unused-parameter \
+	-Wno-missing-prototypes -Wno-shadow -Wno-format-truncation
 
 $(BUILD)/tests/test_rewrite: userspace/tests/test_rewrite.c $(LIB_A) $(KSFT_H)
 	$(call msg,CC,$@)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< $(LIB_A) $(PKG_LIBS)
 
-$(BUILD)/tests/cgfw_selftest: selftests/cgfw_selftest.c selftests/cgfw_lib.h \
+$(BUILD)/tests/cgfw_selftest: selftests/cgfw_selftest.c selftests/netprobe.h \
 		$(KSFT_H)
 	$(call msg,CC,$@)
 	@mkdir -p $(dir $@)
