@@ -119,7 +119,7 @@ $(KSFT_H):
 		linux-source-6.12/tools/testing/selftests/kselftest.h
 
 TEST_CFLAGS = $(ALL_CFLAGS) -I$(KSFT) -Iuserspace/lib -Iselftests -Wno-unused-parameter \
-	-Wno-missing-prototypes -Wno-shadow -Wno-format-truncation
+	-Wno-missing-prototypes -Wno-shadow -Wno-format-truncation -Wno-sign-compare
 
 $(BUILD)/tests/test_rewrite: userspace/tests/test_rewrite.c $(LIB_A) $(KSFT_H)
 	$(call msg,CC,$@)

@@ -12,7 +12,9 @@
 
 #include <cgfw/cgfw.h>
 
+#ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#endif
 #define __printf(a, b) __attribute__((format(printf, a, b)))
 
 /* ---- intrusive doubly linked list, as in the kernel ---- */

@@ -11,6 +11,7 @@
 #include <libnftnl/chain.h>
 #include <libnftnl/expr.h>
 #include <libnftnl/rule.h>
+#include <libnftnl/set.h>
 #include <linux/netfilter.h>
 
 #include "internal.h"
@@ -261,18 +262,63 @@ static void add_src_line(struct strbuf *sb, const struct cgfw_source *src,
 	sb_addn(sb, p, e - p);
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * A set and its elements, one per line in the format of nft's
+ * --debug=netlink, sorted: a hash set's dump order is not stable.
+ */
+static void add_set(struct strbuf *sb, const struct ir_table *t,
+		    const struct nftnl_set *s)
+{
+	struct nftnl_set_elems_iter *it = nftnl_set_elems_iter_create(s);
+	struct nftnl_set_elem *e;
+	char **lines = NULL, **v, buf[4096];
+	size_t n = 0, i;
+
+	sb_addf(sb, "set %s %s flags 0x%x\n", t->name,
+		nftnl_set_get_str(s, NFTNL_SET_NAME),
+		nftnl_set_get_u32(s, NFTNL_SET_FLAGS));
+	while (it && (e = nftnl_set_elems_iter_next(it))) {
+		nftnl_set_elem_snprintf(buf, sizeof(buf), e,
+					NFTNL_OUTPUT_DEFAULT, 0);
+		v = realloc(lines, (n + 1) * sizeof(*v));
+		if (!v || !(v[n] = strdup(buf))) {
+			lines = v ? v : lines;
+			break;
+		}
+		lines = v;
+		n++;
+	}
+	if (it)
+		nftnl_set_elems_iter_destroy(it);
+	qsort(lines, n, sizeof(*lines), cmp_str);
+	for (i = 0; i < n; i++) {
+		sb_addf(sb, "  [ %s ]\n", lines[i]);
+		free(lines[i]);
+	}
+	free(lines);
+	sb_adds(sb, "\n");
+}
+
 CGFW_API int cgfw_ruleset__bytecode(const struct cgfw_ruleset *rs,
 				    char **text)
 {
 	const struct ir_table *t;
 	const struct ir_chain *c;
 	const struct ir_rule *r;
+	const struct ir_set *s;
 	struct strbuf sb;
 
 	if (!rs || !text)
 		return libcgfw_err(-EINVAL);
 	sb_init(&sb);
 	list_for_each_entry(t, &rs->tables, list) {
+		list_for_each_entry(s, &t->sets, list)
+			add_set(&sb, t, s->nl);
 		list_for_each_entry(c, &t->chains, list) {
 			list_for_each_entry(r, &c->rules, list) {
 				if (r->loc.line) {

@@ -1,0 +1,41 @@
+#!/bin/bash
+# Run every test program and script, each printing TAP ("ok N name",
+# "not ok N name", "ok N name # SKIP reason"), and end with one line:
+#   N passed, N failed, N skipped
+# Exit status: 0 when nothing failed.
+set -u
+BUILD=${1:-build}
+export CGFW=${CGFW:-$BUILD/cgfw}
+export CGFW_TRAFFIC=${CGFW_TRAFFIC:-$BUILD/cgfw-traffic}
+
+passed=0 failed=0 skipped=0
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+run_one() {
+	local name=$1; shift
+	local p=0 f=0 s=0 rc
+	echo "=== $name"
+	"$@" >"$log" 2>&1
+	rc=$?
+	# the test's own TAP lines, plus every failure's context
+	grep -E '^(not ok|ok) |^# .*(Expected|SKIP|failed|FAIL)' "$log" | sed 's/^/  /'
+	s=$(grep -cE '^ok [0-9]+ .*# SKIP' "$log")
+	p=$(( $(grep -cE '^ok [0-9]+ ' "$log") - s ))
+	f=$(grep -cE '^not ok [0-9]+ ' "$log")
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && [ "$rc" -ne 4 ]; then
+		echo "  not ok - $name exited with status $rc"
+		sed 's/^/    /' "$log" | tail -20
+		f=$((f + 1))
+	fi
+	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+}
+
+run_one "rewrite (no root)" "$BUILD/tests/test_rewrite"
+run_one "golden bytecode" tools/golden.sh "$BUILD"
+run_one "bad input" selftests/bad_input.sh
+run_one "selftests" "$BUILD/tests/cgfw_selftest"
+run_one "cli" selftests/cli.sh
+
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]
