@@ -40,6 +40,16 @@ static unsigned int path_depth(const char *p)
 	return n;
 }
 
+static bool has_dotdot(const char *p)
+{
+	const char *c;
+
+	for (c = p; (c = strstr(c, "..")); c += 2)
+		if ((c == p || c[-1] == '/') && (!c[2] || c[2] == '/'))
+			return true;
+	return false;
+}
+
 /*
  * The first cgroup2 mount in /proc/self/mountinfo that is really visible
  * at its mount point (a mount over /sys/fs/cgroup hides the hybrid
@@ -116,6 +126,12 @@ int cgroup_resolve(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 	if (!*user_path) {
 		ctx_err_at(ctx, src, loc,
 			   "empty cgroup path; write a path below %s, or an absolute one",
+			   mnt);
+		return -EINVAL;
+	}
+	if (has_dotdot(user_path)) {
+		ctx_err_at(ctx, src, loc,
+			   "cgroup paths must not contain '..'; write the path below %s without it",
 			   mnt);
 		return -EINVAL;
 	}

@@ -1,0 +1,120 @@
+#!/bin/bash
+# Bad input through the cgfw command: each case must exit 1 (2 for bad
+# usage), say where and what, and leave the rules already running alone.
+# Runs in its own network and mount namespace. Prints TAP.
+set -u
+CGFW=$(realpath "${CGFW:-build/cgfw}")
+if [ "$(id -u)" != 0 ]; then
+	echo "ok 1 bad_input # SKIP needs root (network namespace, cgroups)"
+	exit 0
+fi
+if [ -z "${CGFW_IN_NS:-}" ]; then
+	CGFW_IN_NS=1 exec unshare -n -m "$0" "$@"
+fi
+mount --make-rprivate /
+ip link set lo up
+
+n=0 fail=0
+work=$(mktemp -d)
+chmod 755 "$work"	# readable by the unprivileged case too
+root=$(findmnt -n -t cgroup2 -o TARGET | head -1)
+cg="cgfw-bad-$$"
+mkdir "$root/$cg"
+trap 'rm -rf "$work"; rmdir "$root/$cg"' EXIT
+
+ok() { n=$((n + 1)); echo "ok $n $1"; }
+not_ok() { n=$((n + 1)); fail=1; echo "not ok $n $1"; shift; printf '# %s\n' "$@"; }
+
+# The rules that must survive every bad input.
+cat > "$work/keep.nft" <<EOT
+table cgroup keep {
+	chain out {
+		type filter hook egress cgroup "$cg" priority 0; policy accept;
+		udp dport 9 counter drop
+	}
+}
+EOT
+"$CGFW" apply "$work/keep.nft" || { not_ok "apply the reference table"; exit 1; }
+before=$(nft list ruleset)
+
+# expect NAME STATUS PATTERN -- CMD...: exit STATUS, stderr matches PATTERN
+expect() {
+	local name=$1 status=$2 pattern=$3; shift 4
+	local err rc
+	err=$(timeout 60 "$@" 2>&1 >/dev/null)
+	rc=$?
+	if [ "$rc" -ne "$status" ]; then
+		not_ok "$name" "exit status $rc, expected $status" "$err"
+	elif ! grep -qE -- "$pattern" <<<"$err"; then
+		not_ok "$name" "message does not match /$pattern/:" "$err"
+	elif [ "$(nft list ruleset)" != "$before" ]; then
+		not_ok "$name" "the running rules changed:" \
+			"$(diff <(echo "$before") <(nft list ruleset))"
+	else
+		ok "$name"
+	fi
+}
+
+bad() { printf '%b' "$2" > "$work/$1.nft"; }
+
+bad syntax 'table cgroup t {\n\tchain c {\n\t\ttype filter hook egress cgroup "'"$cg"'" priority 0;\n\t\ttcp dport 22 frobnicate\n\t}\n}\n'
+expect "nft syntax error points into the user's file" 1 \
+	"syntax\\.nft:4:[0-9]+(-[0-9]+)?: Error: syntax error" -- "$CGFW" apply "$work/syntax.nft"
+expect "the error shows the user's own line" 1 \
+	'tcp dport 22 frobnicate' -- "$CGFW" apply "$work/syntax.nft"
+
+bad missing 'table cgroup t {\n\tchain c {\n\t\ttype filter hook egress cgroup "no/such/cgroup" priority 0;\n\t}\n}\n'
+expect "missing cgroup" 1 \
+	'missing\.nft:3:34-49: Error: cgroup "no/such/cgroup" does not exist' -- "$CGFW" apply "$work/missing.nft"
+
+bad family 'table inet t {\n}\n'
+expect "a family other than cgroup" 1 \
+	"family\\.nft:1:7-10: Error: cgfw applies tables of the cgroup family only" -- "$CGFW" apply "$work/family.nft"
+
+bad nocg 'table cgroup t {\n\tchain c {\n\t\ttype filter hook egress priority 0;\n\t}\n}\n'
+expect "hook without cgroup \"PATH\"" 1 \
+	"nocg\\.nft:3:20-25: Error: hook egress needs the cgroup" -- "$CGFW" apply "$work/nocg.nft"
+
+bad outside 'table cgroup t {\n\tchain c {\n\t\ttype filter hook egress cgroup "/tmp" priority 0;\n\t}\n}\n'
+expect "path outside the cgroup2 mount" 1 \
+	'outside\.nft:3:34-39: Error: "/tmp" is outside the cgroup v2 mount' -- "$CGFW" apply "$work/outside.nft"
+
+bad escape 'table cgroup t {\n\tchain c {\n\t\ttype filter hook egress cgroup "../../../tmp" priority 0;\n\t}\n}\n'
+expect "relative path escaping the mount" 1 \
+	"escape\\.nft:3:34-47: Error: cgroup paths must not contain '\\.\\.'" -- "$CGFW" apply "$work/escape.nft"
+
+: > "$work/empty.nft"
+expect "empty file" 1 "empty\\.nft: Error: the input is empty" -- "$CGFW" apply "$work/empty.nft"
+
+head -c 4096 /dev/urandom > "$work/binary.nft"
+printf 'table cgroup t {\x00}\n' >> "$work/binary.nft"
+expect "binary file" 1 "binary\\.nft:[0-9]+:[0-9]+: Error: the input is not text" -- "$CGFW" apply "$work/binary.nft"
+
+head -c $((100 << 20)) /dev/zero | tr '\0' '#' > "$work/huge.nft"
+expect "100 MB file" 1 "larger than 16 MiB" -- "$CGFW" apply "$work/huge.nft"
+rm -f "$work/huge.nft"
+
+expect "file that does not exist" 1 "cannot open .*/nope\\.nft: No such file" -- "$CGFW" apply "$work/nope.nft"
+expect "directory instead of a file" 1 "cannot read" -- "$CGFW" apply "$work"
+
+bad kernel 'table cgroup t {\n\tchain c {\n\t\ttype filter hook egress cgroup "'"$cg"'" priority 0;\n\t\tmeta ibrname "br0" drop\n\t}\n}\n'
+expect "rule nf_tables refuses in the shadow" 1 \
+	"kernel\\.nft:4:[0-9]+-[0-9]+: Error: " -- "$CGFW" apply "$work/kernel.nft"
+
+# no privilege: an unprivileged user cannot create the shadow namespace
+expect "no privilege" 1 "needs CAP_SYS_ADMIN; run cgfw as root" -- \
+	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+	"$CGFW" apply "$work/keep.nft"
+
+# cgroup2 not mounted: hide every cgroup2 mount in this mount namespace
+expect "cgroup2 not mounted" 1 "keep\\.nft:3:[0-9]+-[0-9]+: Error: cgroup v2 is not mounted" -- \
+	unshare -m sh -c "for m in \$(findmnt -n -t cgroup2 -o TARGET); do umount -l \$m; done; exec $CGFW apply $work/keep.nft"
+
+expect "unknown command" 2 "unknown command 'frob'" -- "$CGFW" frob
+expect "unknown backend" 2 "unknown backend 'xdp'" -- "$CGFW" apply -b xdp "$work/keep.nft"
+expect "missing file argument" 2 "which FILE" -- "$CGFW" apply
+expect "bpf backend not built yet" 1 "the bpf backend is not built yet" -- \
+	"$CGFW" apply -b bpf "$work/keep.nft"
+expect "delete of a table cgfw did not install" 1 "no table 'nope'" -- "$CGFW" delete nope
+
+exit $fail
