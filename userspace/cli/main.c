@@ -222,9 +222,9 @@ static void status_line(bool json, bool *first, const char *key,
 		else
 			printf("\"%s\"", value);
 	} else if (is_flag) {
-		printf("%-28s %s\n", label, flag ? "yes" : "no");
+		printf("%-36s %s\n", label, flag ? "yes" : "no");
 	} else {
-		printf("%-28s %s\n", label, *value ? value : "not mounted");
+		printf("%-36s %s\n", label, *value ? value : "not mounted");
 	}
 	*first = false;
 }
