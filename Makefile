@@ -90,7 +90,7 @@ kernel vm-check:
 $(BUILD)/%.o: %.c
 	$(call msg,CC,$@)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) -Iselftests -fPIC -fvisibility=hidden -c $< -o $@
 
 $(LIB_A): $(LIB_OBJS)
 	$(call msg,AR,$@)

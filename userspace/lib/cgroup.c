@@ -119,7 +119,7 @@ int cgroup_resolve(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 	ret = find_mount(mnt, sizeof(mnt), &root_depth);
 	if (ret) {
 		ctx_err_at(ctx, src, loc,
-			   "cgroup v2 is not mounted, so \"%s\" cannot be resolved; mount it (mount -t cgroup2 none /sys/fs/cgroup) and try again",
+			   "cgroup v2 is not mounted, so \"%s\" cannot be resolved; mount it (mount -t cgroup2 none /sys/fs/cgroup) and try again (under 'ip netns exec', which remounts /sys and hides it, use 'nsenter --net=/run/netns/NAME' instead)",
 			   user_path);
 		return ret;
 	}
