@@ -33,7 +33,7 @@ endif
 # Debian packages: what the build, the tests and the demo use.
 DEB_PKGS := gcc make pkg-config libnftnl-dev libmnl-dev libnftables-dev \
 	nftables libbpf-dev libelf-dev bpftool iproute2 linux-source-6.12 \
-	xz-utils python3-docutils util-linux
+	xz-utils python3 python3-docutils util-linux procps coreutils
 
 LIB_SRCS := $(wildcard userspace/lib/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
