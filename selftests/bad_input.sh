@@ -3,27 +3,8 @@
 # usage), say where and what, and leave the rules already running alone.
 # Runs in its own network and mount namespace. Prints TAP.
 set -u
-CGFW=$(realpath "${CGFW:-build/cgfw}")
-if [ "$(id -u)" != 0 ]; then
-	echo "ok 1 bad_input # SKIP needs root (network namespace, cgroups)"
-	exit 0
-fi
-if [ -z "${CGFW_IN_NS:-}" ]; then
-	CGFW_IN_NS=1 exec unshare -n -m "$0" "$@"
-fi
-mount --make-rprivate /
-ip link set lo up
-
-n=0 fail=0
-work=$(mktemp -d)
-chmod 755 "$work"	# readable by the unprivileged case too
-root=$(findmnt -n -t cgroup2 -o TARGET | head -1)
-cg="cgfw-bad-$$"
-mkdir "$root/$cg"
-trap 'rm -rf "$work"; rmdir "$root/$cg"' EXIT
-
-ok() { n=$((n + 1)); echo "ok $n $1"; }
-not_ok() { n=$((n + 1)); fail=1; echo "not ok $n $1"; shift; printf '# %s\n' "$@"; }
+. "$(dirname "$0")/lib.sh"
+ns_setup bad
 
 # The rules that must survive every bad input.
 cat > "$work/keep.nft" <<EOT

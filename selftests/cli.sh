@@ -2,23 +2,8 @@
 # The cgfw command as a user drives it: status, check, compile, list -j,
 # help and exit statuses. Runs in its own network and mount namespace.
 set -u
-CGFW=$(realpath "${CGFW:-build/cgfw}")
-if [ "$(id -u)" != 0 ]; then
-	echo "ok 1 cli # SKIP needs root (network namespace, cgroups)"
-	exit 0
-fi
-if [ -z "${CGFW_IN_NS:-}" ]; then
-	CGFW_IN_NS=1 exec unshare -n -m "$0" "$@"
-fi
-mount --make-rprivate /
-ip link set lo up
-
-n=0 fail=0
-work=$(mktemp -d)
-root=$(findmnt -n -t cgroup2 -o TARGET | head -1)
-cg="cgfw-cli-$$"
-mkdir "$root/$cg"
-trap 'rm -rf "$work"; rmdir "$root/$cg"' EXIT
+. "$(dirname "$0")/lib.sh"
+ns_setup cli
 
 check() {	# check NAME COMMAND...: the command must succeed
 	local name=$1; shift

@@ -1,0 +1,27 @@
+# Sourced by the shell tests: TAP helpers, and a private network and mount
+# namespace with a work directory and a cgroup of the test's own.
+#   ns_setup NAME   re-runs the script in new namespaces (as root) and sets
+#                   CGFW, work, root (the cgroup2 mount), cg (our cgroup)
+CGFW=$(realpath "${CGFW:-build/cgfw}")
+n=0 fail=0
+
+ok() { n=$((n + 1)); echo "ok $n $1"; }
+not_ok() { n=$((n + 1)); fail=1; echo "not ok $n $1"; shift; printf '# %s\n' "$@"; }
+
+ns_setup() {
+	if [ "$(id -u)" != 0 ]; then
+		echo "ok 1 $1 # SKIP needs root (network namespace, cgroups)"
+		exit 0
+	fi
+	if [ -z "${CGFW_IN_NS:-}" ]; then
+		CGFW_IN_NS=1 exec unshare -n -m "$0"
+	fi
+	mount --make-rprivate /
+	ip link set lo up
+	work=$(mktemp -d)
+	chmod 755 "$work"	# readable by unprivileged cases too
+	root=$(findmnt -n -t cgroup2 -o TARGET | head -1)
+	cg="cgfw-$1-$$"
+	mkdir "$root/$cg"
+	trap 'rm -rf "$work"; rmdir "$root/$cg"' EXIT
+}
