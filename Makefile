@@ -35,7 +35,7 @@ DEB_PKGS := gcc make pkg-config libnftnl-dev libmnl-dev libnftables-dev \
 	nftables libbpf-dev libelf-dev bpftool iproute2 linux-source-6.12 \
 	xz-utils python3 python3-docutils util-linux procps coreutils
 
-LIB_SRCS := $(wildcard userspace/lib/*.c)
+LIB_SRCS := $(wildcard userspace/lib/*.c userspace/lib/bpf/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 LIB_A := $(BUILD)/libcgfw.a
 LIB_SO := $(BUILD)/libcgfw.so.0

@@ -142,14 +142,18 @@ static int do_compile(struct cli *cli, int argc, char **argv)
 	ret = parse_opts(cli, argc, argv, "+b:", &o, &i);
 	if (ret)
 		return ret;
-	if (o.backend == CGFW_BACKEND_BPF || o.backend == CGFW_BACKEND_BOTH) {
-		fprintf(stderr, "Error: the bpf backend is not built yet; 'cgfw compile -b nft' shows the nf_tables bytecode\n");
-		return EXIT_ERROR;
+	if (o.backend == CGFW_BACKEND_BOTH || o.backend == CGFW_BACKEND_AUTO) {
+		if (o.backend_given)
+			return usage_error(cli, current, "%s",
+					   "compile shows one backend: -b nft or -b bpf");
+		o.backend = CGFW_BACKEND_NFT;
 	}
 	ret = compile_arg(cli, argc, argv, i, &rs);
 	if (ret)
 		return ret;
-	if (cgfw_ruleset__bytecode(rs, &text))
+	if (o.backend == CGFW_BACKEND_BPF ?
+		    cgfw_ruleset__bpf_asm(cli->ctx, rs, &text) :
+		    cgfw_ruleset__bytecode(rs, &text))
 		ret = lib_error(cli);
 	else
 		fputs(text, stdout);
@@ -274,8 +278,8 @@ static const struct cmd cmds[] = {
 	{ "apply", do_apply, "[-b " BACKEND_SPEC "] FILE|-",
 	  "apply a ruleset; a table cgfw installed before is replaced atomically" },
 	{ "check", do_check, "FILE|-", "parse and compile, apply nothing" },
-	{ "compile", do_compile, "[-b nft] FILE|-",
-	  "print the nf_tables bytecode of every rule, with its source line" },
+	{ "compile", do_compile, "[-b nft|bpf] FILE|-",
+	  "print the nf_tables bytecode (nft) or the BPF programs (bpf) of every rule, with its source line" },
 	{ "list", do_list, "[-j] [TABLE]",
 	  "show what cgfw installed, in nft syntax with live counters" },
 	{ "delete", do_delete, "TABLE", "remove one table cgfw installed" },

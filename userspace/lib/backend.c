@@ -13,15 +13,17 @@ static const struct backend_ops *const all_backends[] = {
 /*
  * The backends that carry out @b, or -EOPNOTSUPP with the reason. There is
  * no native cgroup family in this build yet, so "nft" is the emulated
- * target; "auto" takes bpf when it is usable, else the emulated target.
+ * target. "auto" takes bpf where the kernel loads CGROUP_SKB programs and
+ * the compiler can do every rule, else the emulated target.
  */
-static int select_backends(struct cgfw_ctx *ctx, enum cgfw_backend b,
-			   const struct backend_ops **out, size_t *n)
+static int select_backends(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
+			   enum cgfw_backend b, const struct backend_ops **out,
+			   size_t *n)
 {
 	*n = 0;
 	switch (b) {
 	case CGFW_BACKEND_AUTO:
-		if (!bpf_backend.probe(ctx)) {
+		if (!bpf_backend.probe(ctx) && !bpf_check(ctx, rs)) {
 			out[(*n)++] = &bpf_backend;
 			return 0;
 		}
@@ -35,11 +37,36 @@ static int select_backends(struct cgfw_ctx *ctx, enum cgfw_backend b,
 		out[(*n)++] = &bpf_backend;
 		return bpf_backend.probe(ctx);
 	case CGFW_BACKEND_BOTH:
-		out[(*n)++] = &nft_emul_backend;
+		/* refused as a whole if either cannot do every rule */
 		out[(*n)++] = &bpf_backend;
-		return nft_emul_backend.probe(ctx) ? : bpf_backend.probe(ctx);
+		out[(*n)++] = &nft_emul_backend;
+		return nft_emul_backend.probe(ctx) ? :
+		       bpf_backend.probe(ctx) ? : bpf_check(ctx, rs);
 	}
 	return -EINVAL;
+}
+
+/* After an apply: the same tables go from the backends not chosen. */
+static int remove_elsewhere(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
+			    const struct backend_ops **chosen, size_t n)
+{
+	const struct ir_table *t;
+	size_t i, j;
+	int ret;
+
+	for (i = 0; i < ARRAY_SIZE(all_backends); i++) {
+		for (j = 0; j < n; j++)
+			if (chosen[j] == all_backends[i])
+				break;
+		if (j < n)
+			continue;
+		list_for_each_entry(t, &rs->tables, list) {
+			ret = all_backends[i]->remove(ctx, t->name);
+			if (ret && ret != -ENOENT)
+				return ret;
+		}
+	}
+	return 0;
 }
 
 CGFW_API int cgfw_ruleset__apply(struct cgfw_ctx *ctx,
@@ -57,13 +84,15 @@ CGFW_API int cgfw_ruleset__apply(struct cgfw_ctx *ctx,
 				       sizeof(opts->backend))
 		b = opts->backend;
 	ctx_reset(ctx);
-	ret = select_backends(ctx, b, be, &n);
+	ret = select_backends(ctx, rs, b, be, &n);
 	/*
-	 * With two backends the second apply can fail after the first took
-	 * effect; both are probed first so that only a kernel refusal can.
+	 * With two backends, both were checked first, so only a kernel
+	 * refusal can stop the second after the first took effect.
 	 */
 	for (i = 0; !ret && i < n; i++)
 		ret = be[i]->apply(ctx, rs);
+	if (!ret)
+		ret = remove_elsewhere(ctx, rs, be, n);
 	return libcgfw_err(ret);
 }
 

@@ -296,7 +296,7 @@ struct inst_chain {
 
 struct inst_table {
 	char *name;			/* the user's name */
-	char *kernel_name;		/* e.g. "inet cgfw_web" */
+	char *kernel_name;		/* "inet cgfw_web", or its pin directory */
 	const char *backend;		/* e.g. "nft-emulated" */
 	char *nft_text;			/* nft's listing of the kernel table */
 	struct inst_chain *chains;
@@ -321,6 +321,9 @@ struct backend_ops {
 
 extern const struct backend_ops nft_emul_backend;
 extern const struct backend_ops bpf_backend;
+
+/* Can the bpf backend compile every table of @rs? (no kernel change) */
+int bpf_check(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs);
 
 int listing_add(struct cgfw_listing *l, struct inst_table *t);
 void inst_table_release(struct inst_table *t);

@@ -260,7 +260,7 @@ static void print_table(struct printer *p, const struct inst_table *t)
 	p_str(p, "name", "table cgroup %s {", t->name);
 	p_str(p, "family", NULL, "cgroup");
 	p_str(p, "backend", "\t# backend %s,", t->backend);
-	p_str(p, "kernel_table", " kernel table %s\n", t->kernel_name);
+	p_str(p, "installed_as", " as %s\n", t->kernel_name);
 
 	/* sets first (nft lists them before chains), then chains */
 	sb_init(&sets);

@@ -168,6 +168,6 @@ CGFW_API int cgfw_status__probe(struct cgfw_ctx *ctx, struct cgfw_status *st)
 	st->privileged = has_cap(12 /* NET_ADMIN */) &&
 			 has_cap(21 /* SYS_ADMIN */);
 	if (sz > offsetof(struct cgfw_status, bpf_backend_built))
-		st->bpf_backend_built = false;
+		st->bpf_backend_built = true;
 	return 0;
 }

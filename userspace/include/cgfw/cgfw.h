@@ -131,6 +131,20 @@ CGFW_API void cgfw_ruleset__free(struct cgfw_ruleset *rs);
 CGFW_API int cgfw_ruleset__bytecode(const struct cgfw_ruleset *rs,
 				    char **text);
 
+/**
+ * cgfw_ruleset__bpf_asm() - the CGROUP_SKB programs of the bpf backend
+ * @text: set to a malloc()ed string the caller frees
+ *
+ * Annotated BPF assembly of every program (one per table, cgroup and
+ * direction), each block labelled with the rule and source line it came
+ * from, and the maps the programs use. Nothing is loaded.
+ *
+ * Return: 0, or -errno; -EOPNOTSUPP with the rule's place for what the bpf
+ * backend cannot do.
+ */
+CGFW_API int cgfw_ruleset__bpf_asm(struct cgfw_ctx *ctx,
+				   const struct cgfw_ruleset *rs, char **text);
+
 struct cgfw_apply_opts {
 	size_t sz;
 	enum cgfw_backend backend;

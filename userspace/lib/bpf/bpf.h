@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The bpf backend (DESIGN.md 2.3): for each table and each (cgroup,
+ * direction) it binds, one BPF_PROG_TYPE_CGROUP_SKB program.
+ *
+ * Program flavour: the context is a struct __sk_buff whose data starts at
+ * the network header (no link layer); return 1 lets the packet pass, 0
+ * drops it. r6 holds the context, r7 the nft family of the packet, r8 the
+ * transport header offset (-1: none, as for a later fragment), r9 the layer
+ * 4 protocol (-1: unknown); nft's 16 32-bit registers live on the stack.
+ */
+#ifndef CGFW_BPF_BPF_H
+#define CGFW_BPF_BPF_H
+
+#include "emit.h"
+
+/* A map a program uses: a set of the table, or the counters. */
+struct bpf_map_spec {
+	char name[16];			/* BPF_OBJ_NAME_LEN */
+	const struct ir_set *set;	/* NULL: the counters */
+	uint32_t type;			/* BPF_MAP_TYPE_* */
+	uint32_t key_size, value_size, max_entries, flags;
+	void *keys, *values;		/* n_elems entries of each */
+	uint32_t n_elems;
+	int fd;				/* -1 until created */
+};
+
+/* Which rule a counter slot counts for (rule NULL: the chain's policy). */
+struct bpf_slot {
+	const struct ir_chain *chain;
+	const struct ir_rule *rule;
+};
+
+struct bpf_prog_spec {
+	const struct ir_table *table;
+	enum cgfw_dir dir;
+	const struct cgfw_cgroup *cgroup;
+	const struct ir_chain **chains;	/* bound here, by priority */
+	size_t n_chains;
+	struct emitter em;
+	struct bpf_slot *slots;		/* counters map: one per slot */
+	size_t n_slots;
+	size_t counters_map;		/* index in the table's maps */
+};
+
+/* Everything the bpf backend makes of one table. */
+struct bpf_table {
+	const struct cgfw_ruleset *rs;
+	const struct ir_table *table;
+	struct bpf_map_spec *maps;
+	size_t n_maps;
+	struct bpf_prog_spec *progs;
+	size_t n_progs;
+};
+
+/* Compile @t into programs and map specifications; errors in ctx. */
+int bpf_table_compile(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
+		      const struct ir_table *t, struct bpf_table *out);
+void bpf_table_release(struct bpf_table *bt);
+
+/* The program of @p, generated into p->em (codegen.c). */
+int bpf_prog_generate(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
+		      struct bpf_table *bt, struct bpf_prog_spec *p);
+
+/* Load, attach and pin a table; remove one (NULL: all); list (load.c). */
+int bpf_table_apply(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
+		    const struct ir_table *t);
+int bpf_table_remove(struct cgfw_ctx *ctx, const char *name);
+int bpf_list(struct cgfw_ctx *ctx, const char *name, struct cgfw_listing *l);
+
+/* The map index a BPF_PSEUDO_MAP_FD load refers to before loading. */
+#define MAP_IDX_BIAS 0x40000000
+
+#endif /* CGFW_BPF_BPF_H */

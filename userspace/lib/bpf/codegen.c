@@ -1,0 +1,935 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Code generation: nf_tables bytecode (the IR) to CGROUP_SKB programs, one
+ * expression at a time, with nft's semantics:
+ *
+ *  - nft's registers are 16 32-bit words on the stack; a load that is not
+ *    a whole number of words zeroes the last word first, as nft does;
+ *  - a match that fails, and a header that is missing (a short packet, a
+ *    later fragment, an unknown layer 4), ends the rule (NFT_BREAK);
+ *  - cmp <, >, range and sets compare bytes in order (memcmp), so network
+ *    byte order data compares as numbers;
+ *  - accept ends the chain (a later base chain still runs), drop ends the
+ *    program, return goes back to the caller or to the base chain's
+ *    policy; jump and goto inline the target chain.
+ *
+ * An expression, flag or key without a faithful equivalent is refused with
+ * the rule's place in the file and the reason.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <libnftnl/chain.h>
+#include <libnftnl/expr.h>
+#include <libnftnl/rule.h>
+#include <libnftnl/set.h>
+#include <linux/if_ether.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nf_tables.h>
+
+#include "bpf.h"
+
+/* nft's jump stack is 16 deep; inlining follows it. */
+#define MAX_DEPTH 16
+
+struct cg {
+	struct cgfw_ctx *ctx;
+	const struct cgfw_ruleset *rs;
+	struct bpf_table *bt;
+	struct bpf_prog_spec *p;
+	struct emitter *em;
+	const struct ir_chain *chain;	/* the chain being emitted */
+	const struct ir_rule *rule;	/* the rule being emitted */
+	int depth;
+	int err;
+};
+
+static void refuse(struct cg *g, const char *fmt, ...) __printf(2, 3);
+
+/* Refuse the current rule, at its place, with the reason. */
+static void refuse(struct cg *g, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	if (g->err)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	ctx_err_at(g->ctx, &g->rs->src,
+		   g->rule && g->rule->loc.line ? &g->rule->loc :
+		   g->chain ? &g->chain->loc : NULL,
+		   "the bpf backend cannot do this: %s; use the nft backend (-b nft) for this rule",
+		   msg);
+	g->err = -EOPNOTSUPP;
+}
+
+/* Stack offset of nft register @reg, for @len bytes; 0 on error. */
+static int reg_off(struct cg *g, uint32_t reg, uint32_t len)
+{
+	int off;
+
+	if (reg >= NFT_REG32_00 && reg <= NFT_REG32_15)
+		off = (reg - NFT_REG32_00) * 4;
+	else if (reg >= NFT_REG_1 && reg <= NFT_REG_4)
+		off = (reg - NFT_REG_1) * 16;
+	else
+		off = -1;
+	if (off < 0 || off + len > 64 || !len) {
+		refuse(g, "register %u with %u bytes", reg, len);
+		return 0;
+	}
+	return STK_REGS + off;
+}
+
+#define E(insn) em_emit(g->em, insn)
+
+static uint32_t word_of(const uint8_t *data, uint32_t len, uint32_t i)
+{
+	uint32_t w = 0;
+
+	memcpy(&w, data + i * 4, len - i * 4 >= 4 ? 4 : len - i * 4);
+	return w;
+}
+
+/* Store @len bytes of @data in the registers at @off, zero-padded. */
+static void store_data(struct cg *g, int off, const uint8_t *data,
+		       uint32_t len)
+{
+	uint32_t i;
+
+	for (i = 0; i * 4 < len; i++)
+		E(I_ST(BPF_W, BPF_REG_10, off + i * 4,
+		       (int32_t)word_of(data, len, i)));
+}
+
+/* r0 = map @idx lookup with the key at fp+@key_off; 0 -> @miss. */
+static void map_lookup(struct cg *g, size_t idx, int key_off)
+{
+	em_ld_imm64(g->em, BPF_REG_1, BPF_PSEUDO_MAP_FD, MAP_IDX_BIAS + idx);
+	E(I_MOV64_REG(BPF_REG_2, BPF_REG_10));
+	E(I_ALU64_IMM(BPF_ADD, BPF_REG_2, key_off));
+	E(I_CALL(BPF_FUNC_map_lookup_elem));
+}
+
+/* ---- counters ---- */
+
+static int add_slot(struct cg *g, const struct ir_rule *rule)
+{
+	struct bpf_slot *s;
+
+	s = realloc(g->p->slots, (g->p->n_slots + 1) * sizeof(*s));
+	if (!s) {
+		g->err = -ENOMEM;
+		return 0;
+	}
+	g->p->slots = s;
+	s[g->p->n_slots].chain = g->chain;
+	s[g->p->n_slots].rule = rule;
+	return g->p->n_slots++;
+}
+
+/* packets += 1, bytes += skb->len in this slot of the per-CPU counters */
+static void gen_count(struct cg *g, const struct ir_rule *rule)
+{
+	int skip = em_label(g->em), slot = add_slot(g, rule);
+
+	E(I_ST(BPF_W, BPF_REG_10, STK_SCRATCH, slot));
+	map_lookup(g, g->p->counters_map, STK_SCRATCH);
+	em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, skip);
+	E(I_LDX(BPF_DW, BPF_REG_1, BPF_REG_0, 0));
+	E(I_ALU64_IMM(BPF_ADD, BPF_REG_1, 1));
+	E(I_STX(BPF_DW, BPF_REG_0, BPF_REG_1, 0));
+	E(I_LDX(BPF_DW, BPF_REG_1, BPF_REG_0, 8));
+	E(I_LDX(BPF_W, BPF_REG_2, R_CTX, offsetof(struct __sk_buff, len)));
+	E(I_ALU64_REG(BPF_ADD, BPF_REG_1, BPF_REG_2));
+	E(I_STX(BPF_DW, BPF_REG_0, BPF_REG_1, 8));
+	em_bind(g->em, skip);
+}
+
+/* ---- the packet's context: family, layer 4, transport offset ---- */
+
+/* r0 = bpf_skb_load_bytes(skb, @off_reg or @off, fp+@dst, @len) */
+static void load_bytes(struct cg *g, int off_reg, int off, int dst, int len)
+{
+	E(I_MOV64_REG(BPF_REG_1, R_CTX));
+	if (off_reg >= 0) {
+		E(I_MOV64_REG(BPF_REG_2, off_reg));
+		if (off)
+			E(I_ALU64_IMM(BPF_ADD, BPF_REG_2, off));
+	} else {
+		E(I_MOV64_IMM(BPF_REG_2, off));
+	}
+	E(I_MOV64_REG(BPF_REG_3, BPF_REG_10));
+	E(I_ALU64_IMM(BPF_ADD, BPF_REG_3, dst));
+	E(I_MOV64_IMM(BPF_REG_4, len));
+	E(I_CALL(BPF_FUNC_skb_load_bytes));
+}
+
+/* IPv6 extension headers walked, at most this many (ipv6_find_hdr()) */
+#define IPV6_MAX_EXTHDRS 8
+
+/*
+ * nft_set_pktinfo_ipv4/ipv6: the layer 4 protocol and where its header
+ * is. An IPv4 later fragment has a protocol but no transport header; an
+ * IPv6 packet whose headers cannot be walked has neither.
+ */
+static void gen_prologue(struct cg *g)
+{
+	int ipv4 = em_label(g->em), ipv6 = em_label(g->em);
+	int body = em_label(g->em), v6_unspec = em_label(g->em);
+	int v6_done = em_label(g->em), i;
+	int S = STK_SCRATCH;
+
+	em_note(g->em, "prologue: packet family, layer 4 protocol, transport header");
+	E(I_MOV64_REG(R_CTX, BPF_REG_1));
+	for (i = 0; i < 8; i++)	/* nft's registers start out zero here */
+		E(I_ST(BPF_DW, BPF_REG_10, STK_REGS + i * 8, 0));
+	E(I_MOV64_IMM(R_NFPROTO, 0));
+	E(I_MOV64_IMM(R_THOFF, -1));
+	E(I_MOV64_IMM(R_L4PROTO, -1));
+	E(I_LDX(BPF_W, BPF_REG_2, R_CTX, offsetof(struct __sk_buff, protocol)));
+	em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, __builtin_bswap16(ETH_P_IP), ipv4);
+	em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, __builtin_bswap16(ETH_P_IPV6),
+		   ipv6);
+	em_goto(g->em, body);
+
+	em_bind(g->em, ipv4);
+	E(I_MOV64_IMM(R_NFPROTO, NFPROTO_IPV4));
+	load_bytes(g, -1, 0, S, 20);
+	em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, body);
+	E(I_LDX(BPF_B, R_L4PROTO, BPF_REG_10, S + 9));
+	E(I_LDX(BPF_H, BPF_REG_3, BPF_REG_10, S + 6));
+	E(I_BE(BPF_REG_3, 16));
+	E(I_ALU64_IMM(BPF_AND, BPF_REG_3, 0x1fff));	/* IP_OFFSET */
+	em_jmp_imm(g->em, BPF_JNE, BPF_REG_3, 0, body);
+	E(I_LDX(BPF_B, R_THOFF, BPF_REG_10, S + 0));
+	E(I_ALU64_IMM(BPF_AND, R_THOFF, 0xf));
+	E(I_ALU64_IMM(BPF_LSH, R_THOFF, 2));
+	em_goto(g->em, body);
+
+	/*
+	 * ipv6_find_hdr(skb, &thoff, -1, &fragoff, &flags): r2 next header,
+	 * r3 its offset. Hop-by-hop, routing and destination options are
+	 * (len + 1) * 8 bytes, AH (len + 2) * 4, a fragment header 8.
+	 */
+	em_bind(g->em, ipv6);
+	E(I_MOV64_IMM(R_NFPROTO, NFPROTO_IPV6));
+	load_bytes(g, -1, 6, S, 1);
+	em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, body);
+	E(I_LDX(BPF_B, BPF_REG_2, BPF_REG_10, S));
+	E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_2, S + 16));	/* nexthdr */
+	E(I_ST(BPF_DW, BPF_REG_10, S + 24, 40));		/* offset */
+	for (i = 0; i < IPV6_MAX_EXTHDRS; i++) {
+		int opt = em_label(g->em), frag = em_label(g->em);
+		int ah = em_label(g->em), next = em_label(g->em);
+
+		E(I_LDX(BPF_DW, BPF_REG_2, BPF_REG_10, S + 16));
+		em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, 0, opt);
+		em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, 43, opt);
+		em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, 60, opt);
+		em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, 51, ah);
+		em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, 44, frag);
+		em_goto(g->em, v6_done);	/* not an extension header */
+
+		/* r4 = header length; the header's first 4 bytes at S */
+		em_bind(g->em, opt);
+		E(I_LDX(BPF_DW, BPF_REG_2, BPF_REG_10, S + 24));
+		load_bytes(g, BPF_REG_2, 0, S, 4);
+		em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, v6_unspec);
+		E(I_LDX(BPF_B, BPF_REG_4, BPF_REG_10, S + 1));
+		E(I_ALU64_IMM(BPF_ADD, BPF_REG_4, 1));
+		E(I_ALU64_IMM(BPF_LSH, BPF_REG_4, 3));
+		em_goto(g->em, next);
+
+		em_bind(g->em, ah);
+		E(I_LDX(BPF_DW, BPF_REG_2, BPF_REG_10, S + 24));
+		load_bytes(g, BPF_REG_2, 0, S, 4);
+		em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, v6_unspec);
+		E(I_LDX(BPF_B, BPF_REG_4, BPF_REG_10, S + 1));
+		E(I_ALU64_IMM(BPF_ADD, BPF_REG_4, 2));
+		E(I_ALU64_IMM(BPF_LSH, BPF_REG_4, 2));
+		em_goto(g->em, next);
+
+		em_bind(g->em, frag);
+		E(I_LDX(BPF_DW, BPF_REG_2, BPF_REG_10, S + 24));
+		load_bytes(g, BPF_REG_2, 0, S, 4);
+		em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, v6_unspec);
+		E(I_LDX(BPF_H, BPF_REG_3, BPF_REG_10, S + 2));
+		E(I_BE(BPF_REG_3, 16));
+		E(I_ALU64_IMM(BPF_AND, BPF_REG_3, 0xfff8));
+		E(I_MOV64_IMM(BPF_REG_4, 8));
+		em_jmp_imm(g->em, BPF_JEQ, BPF_REG_3, 0, next);
+		/*
+		 * A later fragment: the protocol after it, if that is not
+		 * an extension header, and no transport header.
+		 */
+		E(I_LDX(BPF_B, BPF_REG_2, BPF_REG_10, S));
+		em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, 0, v6_unspec);
+		em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, 43, v6_unspec);
+		em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, 44, v6_unspec);
+		em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, 51, v6_unspec);
+		em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, 60, v6_unspec);
+		E(I_MOV64_REG(R_L4PROTO, BPF_REG_2));
+		em_goto(g->em, body);
+
+		em_bind(g->em, next);
+		E(I_LDX(BPF_B, BPF_REG_2, BPF_REG_10, S));
+		E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_2, S + 16));
+		E(I_LDX(BPF_DW, BPF_REG_3, BPF_REG_10, S + 24));
+		E(I_ALU64_REG(BPF_ADD, BPF_REG_3, BPF_REG_4));
+		E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_3, S + 24));
+	}
+	/* more extension headers than walked: treated as unknown */
+	em_goto(g->em, v6_unspec);
+
+	em_bind(g->em, v6_done);
+	E(I_LDX(BPF_DW, R_L4PROTO, BPF_REG_10, S + 16));
+	E(I_LDX(BPF_DW, R_THOFF, BPF_REG_10, S + 24));
+	em_goto(g->em, body);
+	em_bind(g->em, v6_unspec);
+	E(I_MOV64_IMM(R_L4PROTO, -1));
+	E(I_MOV64_IMM(R_THOFF, -1));
+	em_bind(g->em, body);
+}
+
+/* ---- expressions ---- */
+
+static const void *attr_data(struct nftnl_expr *e, uint16_t attr,
+			     uint32_t *len)
+{
+	const void *d = nftnl_expr_get(e, attr, len);
+
+	if (!d)
+		*len = 0;
+	return d;
+}
+
+static void gen_payload(struct cg *g, struct nftnl_expr *e, int brk)
+{
+	uint32_t base = nftnl_expr_get_u32(e, NFTNL_EXPR_PAYLOAD_BASE);
+	uint32_t off = nftnl_expr_get_u32(e, NFTNL_EXPR_PAYLOAD_OFFSET);
+	uint32_t len = nftnl_expr_get_u32(e, NFTNL_EXPR_PAYLOAD_LEN);
+	int dst;
+
+	if (nftnl_expr_is_set(e, NFTNL_EXPR_PAYLOAD_SREG)) {
+		refuse(g, "payload statements change the packet (a CGROUP_SKB program may not)");
+		return;
+	}
+	if (base != NFT_PAYLOAD_NETWORK_HEADER &&
+	    base != NFT_PAYLOAD_TRANSPORT_HEADER) {
+		refuse(g, "%s header payload: a CGROUP_SKB program sees the packet from its network header on",
+		       base == NFT_PAYLOAD_LL_HEADER ? "link layer" : "inner");
+		return;
+	}
+	dst = reg_off(g, nftnl_expr_get_u32(e, NFTNL_EXPR_PAYLOAD_DREG), len);
+	if (!dst)
+		return;
+	if (len % 4)	/* nft zeroes the last, partial word */
+		E(I_ST(BPF_W, BPF_REG_10, dst + len / 4 * 4, 0));
+	if (base == NFT_PAYLOAD_TRANSPORT_HEADER) {
+		em_jmp_imm(g->em, BPF_JSLT, R_THOFF, 0, brk);
+		load_bytes(g, R_THOFF, off, dst, len);
+	} else {
+		load_bytes(g, -1, off, dst, len);
+	}
+	em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, brk);
+}
+
+static void gen_meta(struct cg *g, struct nftnl_expr *e, int brk)
+{
+	uint32_t key = nftnl_expr_get_u32(e, NFTNL_EXPR_META_KEY);
+	bool egress = g->p->dir == CGFW_EGRESS;
+	int off, field = -1;
+
+	if (nftnl_expr_is_set(e, NFTNL_EXPR_META_SREG)) {
+		off = reg_off(g, nftnl_expr_get_u32(e, NFTNL_EXPR_META_SREG), 4);
+		if (key == NFT_META_MARK)
+			field = offsetof(struct __sk_buff, mark);
+		else if (key == NFT_META_PRIORITY)
+			field = offsetof(struct __sk_buff, priority);
+		else
+			refuse(g, "meta statement %u (only mark and priority can be set)",
+			       key);
+		if (!off || field < 0)
+			return;
+		E(I_LDX(BPF_W, BPF_REG_1, BPF_REG_10, off));
+		E(I_STX(BPF_W, R_CTX, BPF_REG_1, field));
+		return;
+	}
+	off = reg_off(g, nftnl_expr_get_u32(e, NFTNL_EXPR_META_DREG), 4);
+	if (!off)
+		return;
+	switch (key) {
+	case NFT_META_LEN:
+		field = offsetof(struct __sk_buff, len);
+		break;
+	case NFT_META_PROTOCOL:
+		field = offsetof(struct __sk_buff, protocol);
+		break;
+	case NFT_META_MARK:
+		field = offsetof(struct __sk_buff, mark);
+		break;
+	case NFT_META_PRIORITY:
+		field = offsetof(struct __sk_buff, priority);
+		break;
+	case NFT_META_IIF:
+	case NFT_META_OIF:
+		if ((key == NFT_META_IIF) == egress) {
+			refuse(g, "meta %s at %s: there is no %s device here",
+			       key == NFT_META_IIF ? "iif" : "oif",
+			       cgfw_dir_str(g->p->dir),
+			       egress ? "input" : "output");
+			return;
+		}
+		field = offsetof(struct __sk_buff, ifindex);
+		break;
+	case NFT_META_NFPROTO:
+		E(I_STX(BPF_W, BPF_REG_10, R_NFPROTO, off));
+		return;
+	case NFT_META_L4PROTO:
+		em_jmp_imm(g->em, BPF_JSLT, R_L4PROTO, 0, brk);
+		E(I_STX(BPF_W, BPF_REG_10, R_L4PROTO, off));
+		return;
+	case NFT_META_SKUID:
+		E(I_MOV64_REG(BPF_REG_1, R_CTX));
+		E(I_CALL(BPF_FUNC_get_socket_uid));
+		E(I_STX(BPF_W, BPF_REG_10, BPF_REG_0, off));
+		return;
+	default:
+		refuse(g, "meta key %u has no CGROUP_SKB equivalent yet", key);
+		return;
+	}
+	E(I_LDX(BPF_W, BPF_REG_1, R_CTX, field));
+	E(I_STX(BPF_W, BPF_REG_10, BPF_REG_1, off));
+}
+
+static void gen_socket(struct cg *g, struct nftnl_expr *e, int brk)
+{
+	uint32_t key = nftnl_expr_get_u32(e, NFTNL_EXPR_SOCKET_KEY);
+	int off;
+
+	if (key != NFT_SOCKET_CGROUPV2) {
+		refuse(g, "socket key %u (only cgroupv2 has a CGROUP_SKB equivalent)",
+		       key);
+		return;
+	}
+	off = reg_off(g, nftnl_expr_get_u32(e, NFTNL_EXPR_SOCKET_DREG), 8);
+	if (!off)
+		return;
+	E(I_MOV64_REG(BPF_REG_1, R_CTX));
+	E(I_MOV64_IMM(BPF_REG_2,
+		      nftnl_expr_get_u32(e, NFTNL_EXPR_SOCKET_LEVEL)));
+	E(I_CALL(BPF_FUNC_skb_ancestor_cgroup_id));
+	em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, brk);	/* no such level */
+	E(I_STX(BPF_W, BPF_REG_10, BPF_REG_0, off));
+	E(I_ALU64_IMM(BPF_RSH, BPF_REG_0, 32));
+	E(I_STX(BPF_W, BPF_REG_10, BPF_REG_0, off + 4));
+}
+
+/* r@dst = the @len (<= 8) bytes at fp+@off as a big-endian number */
+static void load_be(struct cg *g, int dst, int off, uint32_t len)
+{
+	uint32_t i;
+
+	E(I_MOV64_IMM(dst, 0));
+	for (i = 0; i < len; i++) {
+		E(I_ALU64_IMM(BPF_LSH, dst, 8));
+		E(I_LDX(BPF_B, BPF_REG_5, BPF_REG_10, off + i));
+		E(I_ALU64_REG(BPF_OR, dst, BPF_REG_5));
+	}
+}
+
+static uint64_t be_value(const uint8_t *d, uint32_t len)
+{
+	uint64_t v = 0;
+	uint32_t i;
+
+	for (i = 0; i < len; i++)
+		v = v << 8 | d[i];
+	return v;
+}
+
+/* if (r@reg OP value) goto label, for any 64-bit unsigned value */
+static void jmp_u64(struct cg *g, int op, int reg, uint64_t v, int label)
+{
+	if (v <= INT32_MAX) {
+		em_jmp_imm(g->em, op, reg, v, label);
+		return;
+	}
+	em_ld_imm64(g->em, BPF_REG_4, 0, v);
+	em_jmp_reg(g->em, op, reg, BPF_REG_4, label);
+}
+
+/* Equality of @len bytes at fp+@off with @data: equal -> fall through. */
+static void gen_equal(struct cg *g, int off, const uint8_t *data,
+		      uint32_t len, int differ)
+{
+	uint32_t i, rest;
+
+	for (i = 0; i * 4 < len; i++) {
+		rest = len - i * 4;
+		if (rest >= 4) {
+			E(I_LDX(BPF_W, BPF_REG_1, BPF_REG_10, off + i * 4));
+			jmp_u64(g, BPF_JNE, BPF_REG_1, word_of(data, len, i),
+				differ);
+		} else {
+			/* compare only the bytes that are there */
+			E(I_LDX(BPF_W, BPF_REG_1, BPF_REG_10, off + i * 4));
+			E(I_ALU64_IMM(BPF_AND, BPF_REG_1,
+				      (int32_t)((1u << (rest * 8)) - 1)));
+			jmp_u64(g, BPF_JNE, BPF_REG_1, word_of(data, len, i),
+				differ);
+		}
+	}
+}
+
+static void gen_cmp(struct cg *g, struct nftnl_expr *e, int brk)
+{
+	uint32_t op = nftnl_expr_get_u32(e, NFTNL_EXPR_CMP_OP), len;
+	const uint8_t *data = attr_data(e, NFTNL_EXPR_CMP_DATA, &len);
+	int off = reg_off(g, nftnl_expr_get_u32(e, NFTNL_EXPR_CMP_SREG), len);
+	int match;
+
+	if (!off)
+		return;
+	switch (op) {
+	case NFT_CMP_EQ:
+		gen_equal(g, off, data, len, brk);
+		return;
+	case NFT_CMP_NEQ:
+		match = em_label(g->em);
+		gen_equal(g, off, data, len, match);
+		em_goto(g->em, brk);
+		em_bind(g->em, match);
+		return;
+	}
+	if (len > 8) {
+		refuse(g, "ordered comparison of %u bytes (at most 8)", len);
+		return;
+	}
+	load_be(g, BPF_REG_1, off, len);
+	switch (op) {	/* break when the comparison does not hold */
+	case NFT_CMP_LT:
+		jmp_u64(g, BPF_JGE, BPF_REG_1, be_value(data, len), brk);
+		break;
+	case NFT_CMP_LTE:
+		jmp_u64(g, BPF_JGT, BPF_REG_1, be_value(data, len), brk);
+		break;
+	case NFT_CMP_GT:
+		jmp_u64(g, BPF_JLE, BPF_REG_1, be_value(data, len), brk);
+		break;
+	case NFT_CMP_GTE:
+		jmp_u64(g, BPF_JLT, BPF_REG_1, be_value(data, len), brk);
+		break;
+	default:
+		refuse(g, "cmp operation %u", op);
+	}
+}
+
+static void gen_range(struct cg *g, struct nftnl_expr *e, int brk)
+{
+	uint32_t op = nftnl_expr_get_u32(e, NFTNL_EXPR_RANGE_OP);
+	uint32_t flen, tlen;
+	const uint8_t *from = attr_data(e, NFTNL_EXPR_RANGE_FROM_DATA, &flen);
+	const uint8_t *to = attr_data(e, NFTNL_EXPR_RANGE_TO_DATA, &tlen);
+	int off = reg_off(g, nftnl_expr_get_u32(e, NFTNL_EXPR_RANGE_SREG),
+			  flen);
+	int out = op == NFT_RANGE_EQ ? brk : em_label(g->em);
+
+	if (!off)
+		return;
+	if (flen != tlen || flen > 8) {
+		refuse(g, "range over %u bytes (at most 8)", flen);
+		return;
+	}
+	load_be(g, BPF_REG_1, off, flen);
+	jmp_u64(g, BPF_JLT, BPF_REG_1, be_value(from, flen), out);
+	jmp_u64(g, BPF_JGT, BPF_REG_1, be_value(to, flen), out);
+	if (op == NFT_RANGE_NEQ) {	/* inside the range: no match */
+		em_goto(g->em, brk);
+		em_bind(g->em, out);
+	}
+}
+
+static void gen_bitwise(struct cg *g, struct nftnl_expr *e)
+{
+	uint32_t op = nftnl_expr_get_u32(e, NFTNL_EXPR_BITWISE_OP);
+	uint32_t len = nftnl_expr_get_u32(e, NFTNL_EXPR_BITWISE_LEN);
+	int src = reg_off(g, nftnl_expr_get_u32(e, NFTNL_EXPR_BITWISE_SREG),
+			  len);
+	int dst = reg_off(g, nftnl_expr_get_u32(e, NFTNL_EXPR_BITWISE_DREG),
+			  len);
+	uint32_t i, n = (len + 3) / 4, mlen, xlen, dlen, shift;
+	const uint8_t *mask, *xor, *data;
+
+	if (!src || !dst)
+		return;
+	if (op == NFT_BITWISE_BOOL) {
+		mask = attr_data(e, NFTNL_EXPR_BITWISE_MASK, &mlen);
+		xor = attr_data(e, NFTNL_EXPR_BITWISE_XOR, &xlen);
+		for (i = 0; i < n; i++) {
+			E(I_LDX(BPF_W, BPF_REG_1, BPF_REG_10, src + i * 4));
+			E(I_ALU32_IMM(BPF_AND, BPF_REG_1,
+				      i * 4 < mlen ? word_of(mask, mlen, i) : 0));
+			E(I_ALU32_IMM(BPF_XOR, BPF_REG_1,
+				      i * 4 < xlen ? word_of(xor, xlen, i) : 0));
+			E(I_STX(BPF_W, BPF_REG_10, BPF_REG_1, dst + i * 4));
+		}
+		return;
+	}
+	data = attr_data(e, NFTNL_EXPR_BITWISE_DATA, &dlen);
+	shift = dlen >= 4 ? word_of(data, dlen, 0) : 0;
+	if ((op != NFT_BITWISE_LSHIFT && op != NFT_BITWISE_RSHIFT) ||
+	    !shift || shift >= 32) {
+		refuse(g, "bitwise operation %u by %u", op, shift);
+		return;
+	}
+	/* host-order 32-bit words, the carry moving between them */
+	E(I_MOV64_IMM(BPF_REG_3, 0));	/* carry */
+	for (i = 0; i < n; i++) {
+		uint32_t w = op == NFT_BITWISE_LSHIFT ? n - 1 - i : i;
+
+		E(I_LDX(BPF_W, BPF_REG_1, BPF_REG_10, src + w * 4));
+		E(I_MOV64_REG(BPF_REG_2, BPF_REG_1));
+		if (op == NFT_BITWISE_LSHIFT) {
+			E(I_ALU32_IMM(BPF_LSH, BPF_REG_1, shift));
+			E(I_ALU32_IMM(BPF_RSH, BPF_REG_2, 32 - shift));
+		} else {
+			E(I_ALU32_IMM(BPF_RSH, BPF_REG_1, shift));
+			E(I_ALU32_IMM(BPF_LSH, BPF_REG_2, 32 - shift));
+		}
+		E(I_ALU64_REG(BPF_OR, BPF_REG_1, BPF_REG_3));
+		E(I_MOV64_REG(BPF_REG_3, BPF_REG_2));
+		E(I_STX(BPF_W, BPF_REG_10, BPF_REG_1, dst + w * 4));
+	}
+}
+
+static void gen_byteorder(struct cg *g, struct nftnl_expr *e)
+{
+	uint32_t len = nftnl_expr_get_u32(e, NFTNL_EXPR_BYTEORDER_LEN);
+	uint32_t size = nftnl_expr_get_u32(e, NFTNL_EXPR_BYTEORDER_SIZE);
+	int src = reg_off(g, nftnl_expr_get_u32(e, NFTNL_EXPR_BYTEORDER_SREG),
+			  len);
+	int dst = reg_off(g, nftnl_expr_get_u32(e, NFTNL_EXPR_BYTEORDER_DREG),
+			  len);
+	uint32_t i;
+
+	if (!src || !dst)
+		return;
+	if ((size != 2 && size != 4 && size != 8) || len % size) {
+		refuse(g, "byteorder of %u-byte elements over %u bytes", size,
+		       len);
+		return;
+	}
+	/* hton and ntoh are the same swap on a little-endian host */
+	for (i = 0; i < len / size; i++) {
+		int s = src + i * size, d = dst + i * size;
+
+		if (size == 8) {
+			/* two words, swapped and exchanged */
+			E(I_LDX(BPF_W, BPF_REG_1, BPF_REG_10, s));
+			E(I_LDX(BPF_W, BPF_REG_2, BPF_REG_10, s + 4));
+			E(I_BE(BPF_REG_1, 32));
+			E(I_BE(BPF_REG_2, 32));
+			E(I_STX(BPF_W, BPF_REG_10, BPF_REG_2, d));
+			E(I_STX(BPF_W, BPF_REG_10, BPF_REG_1, d + 4));
+		} else {
+			E(I_LDX(size == 4 ? BPF_W : BPF_H, BPF_REG_1,
+				BPF_REG_10, s));
+			E(I_BE(BPF_REG_1, size * 8));
+			E(I_STX(size == 4 ? BPF_W : BPF_H, BPF_REG_10,
+				BPF_REG_1, d));
+		}
+	}
+}
+
+static size_t set_map_index(struct cg *g, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < g->bt->n_maps; i++)
+		if (g->bt->maps[i].set &&
+		    !strcmp(nftnl_set_get_str(g->bt->maps[i].set->nl,
+					      NFTNL_SET_NAME), name))
+			return i;
+	return SIZE_MAX;
+}
+
+static void gen_chain(struct cg *g, const struct ir_chain *c, int ret,
+		      int accept);
+
+static const struct ir_chain *chain_by_index(const struct cg *g, uint32_t i)
+{
+	const struct ir_chain *c;
+
+	list_for_each_entry(c, &g->bt->table->chains, list)
+		if (!i--)
+			return c;
+	return NULL;
+}
+
+/*
+ * A verdict. @next: the next rule; @ret: where "return" goes; @accept:
+ * the end of the base chain.
+ */
+static void gen_verdict(struct cg *g, int32_t verdict, const char *chain,
+			int next, int ret, int accept)
+{
+	const struct ir_chain *target;
+	const struct ir_rule *rule = g->rule;
+	const struct ir_chain *self = g->chain;
+
+	switch (verdict) {
+	case NF_ACCEPT:
+		em_goto(g->em, accept);
+		return;
+	case NF_DROP:
+		E(I_MOV64_IMM(BPF_REG_0, 0));
+		E(I_EXIT());
+		return;
+	case NFT_CONTINUE:
+		em_goto(g->em, next);
+		return;
+	case NFT_RETURN:
+		em_goto(g->em, ret);
+		return;
+	case NFT_JUMP:
+	case NFT_GOTO:
+		target = chain ? ir_find_chain(g->bt->table, chain) : NULL;
+		if (!target || target->base) {
+			refuse(g, "jump to chain '%s'", chain ? chain : "?");
+			return;
+		}
+		if (g->depth >= MAX_DEPTH) {
+			refuse(g, "jumps nested deeper than %d", MAX_DEPTH);
+			return;
+		}
+		g->depth++;
+		em_note(g->em, "%s %s", verdict == NFT_JUMP ? "jump" : "goto",
+			chain);
+		/* jump: back to the next rule; goto: to our caller */
+		gen_chain(g, target, verdict == NFT_JUMP ? next : ret, accept);
+		g->depth--;
+		g->chain = self;
+		g->rule = rule;
+		return;
+	}
+	refuse(g, "verdict %d", verdict);
+}
+
+static void gen_lookup(struct cg *g, struct nftnl_expr *e, int brk, int ret,
+		       int accept)
+{
+	const char *name = nftnl_expr_get_str(e, NFTNL_EXPR_LOOKUP_SET);
+	uint32_t flags = nftnl_expr_get_u32(e, NFTNL_EXPR_LOOKUP_FLAGS);
+	size_t idx = set_map_index(g, name);
+	struct bpf_map_spec *m;
+	int key, i, dreg = -1;
+	uint32_t n;
+
+	if (idx == SIZE_MAX) {
+		refuse(g, "set %s", name);
+		return;
+	}
+	m = &g->bt->maps[idx];
+	if (nftnl_expr_is_set(e, NFTNL_EXPR_LOOKUP_DREG))
+		dreg = nftnl_expr_get_u32(e, NFTNL_EXPR_LOOKUP_DREG);
+	key = reg_off(g, nftnl_expr_get_u32(e, NFTNL_EXPR_LOOKUP_SREG),
+		      m->type == BPF_MAP_TYPE_LPM_TRIE ? m->key_size - 4 :
+							 m->key_size);
+	if (!key)
+		return;
+	if (m->type == BPF_MAP_TYPE_LPM_TRIE) {
+		/* { u32 prefixlen; key } in the scratch space */
+		E(I_ST(BPF_W, BPF_REG_10, STK_SCRATCH, (m->key_size - 4) * 8));
+		for (n = 0; n < m->key_size - 4; n += 4) {
+			E(I_LDX(BPF_W, BPF_REG_1, BPF_REG_10, key + n));
+			E(I_STX(BPF_W, BPF_REG_10, BPF_REG_1,
+				STK_SCRATCH + 4 + n));
+		}
+		key = STK_SCRATCH;
+	}
+	map_lookup(g, idx, key);
+	if (flags & NFT_LOOKUP_F_INV) {
+		em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, brk);
+		return;
+	}
+	em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, brk);
+	if (dreg < 0)
+		return;
+	if (dreg == NFT_REG_VERDICT) {
+		/* value: { s32 verdict; u32 chain }: one case per verdict */
+		const int32_t *v = m->values;
+
+		E(I_LDX(BPF_W, BPF_REG_1, BPF_REG_0, 0));
+		E(I_STX(BPF_W, BPF_REG_10, BPF_REG_1, STK_SCRATCH + 32));
+		E(I_LDX(BPF_W, BPF_REG_1, BPF_REG_0, 4));
+		E(I_STX(BPF_W, BPF_REG_10, BPF_REG_1, STK_SCRATCH + 36));
+		for (n = 0; n < m->n_elems; n++) {
+			int other = em_label(g->em), seen = 0;
+			uint32_t j;
+
+			for (j = 0; j < n && !seen; j++)
+				seen = v[2 * j] == v[2 * n] &&
+				       v[2 * j + 1] == v[2 * n + 1];
+			if (seen)
+				continue;
+			/* r1, r2 do not survive calls: reload them */
+			E(I_LDX(BPF_W, BPF_REG_1, BPF_REG_10, STK_SCRATCH + 32));
+			E(I_LDX(BPF_W, BPF_REG_2, BPF_REG_10, STK_SCRATCH + 36));
+			em_jmp_imm(g->em, BPF_JNE, BPF_REG_1, v[2 * n], other);
+			em_jmp_imm(g->em, BPF_JNE, BPF_REG_2, v[2 * n + 1],
+				   other);
+			i = v[2 * n];
+			gen_verdict(g, i,
+				    i == NFT_JUMP || i == NFT_GOTO ?
+				    chain_by_index(g, v[2 * n + 1])->name : NULL,
+				    brk, ret, accept);
+			em_goto(g->em, brk);
+			em_bind(g->em, other);
+		}
+		em_goto(g->em, brk);
+		return;
+	}
+	key = reg_off(g, dreg, m->value_size);
+	if (!key)
+		return;
+	for (n = 0; n < m->value_size; n += 4) {
+		E(I_LDX(BPF_W, BPF_REG_1, BPF_REG_0, n));
+		E(I_STX(BPF_W, BPF_REG_10, BPF_REG_1, key + n));
+	}
+}
+
+static void gen_immediate(struct cg *g, struct nftnl_expr *e, int next,
+			  int ret, int accept)
+{
+	uint32_t dreg = nftnl_expr_get_u32(e, NFTNL_EXPR_IMM_DREG), len;
+	const uint8_t *data;
+	int off;
+
+	if (dreg == NFT_REG_VERDICT) {
+		gen_verdict(g, nftnl_expr_get_u32(e, NFTNL_EXPR_IMM_VERDICT),
+			    nftnl_expr_is_set(e, NFTNL_EXPR_IMM_CHAIN) ?
+			    nftnl_expr_get_str(e, NFTNL_EXPR_IMM_CHAIN) : NULL,
+			    next, ret, accept);
+		return;
+	}
+	data = attr_data(e, NFTNL_EXPR_IMM_DATA, &len);
+	off = reg_off(g, dreg, len);
+	if (off)
+		store_data(g, off, data, len);
+}
+
+static void gen_rule(struct cg *g, const struct ir_rule *r, int ret,
+		     int accept)
+{
+	struct nftnl_expr_iter *it = nftnl_expr_iter_create(r->nl);
+	int next = em_label(g->em);
+	struct nftnl_expr *e;
+	const char *name;
+
+	if (!it) {
+		g->err = -ENOMEM;
+		return;
+	}
+	g->rule = r;
+	if (r->loc.line)
+		em_note(g->em, "chain %s, rule at %s:%u", g->chain->name,
+			g->rs->src.name, r->loc.line);
+	else
+		em_note(g->em, "chain %s, a rule", g->chain->name);
+	while (!g->err && !g->em->err && (e = nftnl_expr_iter_next(it))) {
+		name = nftnl_expr_get_str(e, NFTNL_EXPR_NAME);
+		if (!strcmp(name, "payload"))
+			gen_payload(g, e, next);
+		else if (!strcmp(name, "meta"))
+			gen_meta(g, e, next);
+		else if (!strcmp(name, "cmp"))
+			gen_cmp(g, e, next);
+		else if (!strcmp(name, "range"))
+			gen_range(g, e, next);
+		else if (!strcmp(name, "bitwise"))
+			gen_bitwise(g, e);
+		else if (!strcmp(name, "byteorder"))
+			gen_byteorder(g, e);
+		else if (!strcmp(name, "lookup"))
+			gen_lookup(g, e, next, ret, accept);
+		else if (!strcmp(name, "immediate"))
+			gen_immediate(g, e, next, ret, accept);
+		else if (!strcmp(name, "counter"))
+			gen_count(g, r);
+		else if (!strcmp(name, "socket"))
+			gen_socket(g, e, next);
+		else if (!strcmp(name, "ct"))
+			refuse(g, "ct: there is no connection tracking at the cgroup hook (at ingress it is already gone)");
+		else
+			refuse(g, "'%s' expressions are not compiled to BPF yet",
+			       name);
+	}
+	nftnl_expr_iter_destroy(it);
+	em_bind(g->em, next);
+}
+
+/* The rules of @c; its end, and "return", go to @ret. */
+static void gen_chain(struct cg *g, const struct ir_chain *c, int ret,
+		      int accept)
+{
+	const struct ir_rule *r;
+
+	g->chain = c;
+	list_for_each_entry(r, &c->rules, list) {
+		if (g->err)
+			return;
+		gen_rule(g, r, ret, accept);
+		g->chain = c;
+	}
+	em_goto(g->em, ret);
+}
+
+static void gen_base_chain(struct cg *g, const struct ir_chain *c)
+{
+	int policy = em_label(g->em), end = em_label(g->em);
+
+	em_note(g->em, "chain %s: hook %s cgroup \"%s\" priority %d", c->name,
+		cgfw_dir_str(c->dir), c->cgroup.path, c->priority);
+	gen_chain(g, c, policy, end);
+	em_bind(g->em, policy);
+	g->chain = c;
+	g->rule = NULL;
+	em_note(g->em, "chain %s: policy %s", c->name,
+		c->policy == NF_DROP ? "drop" : "accept");
+	gen_count(g, NULL);
+	if (c->policy == NF_DROP) {
+		E(I_MOV64_IMM(BPF_REG_0, 0));
+		E(I_EXIT());
+	}
+	em_bind(g->em, end);
+}
+
+int bpf_prog_generate(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
+		      struct bpf_table *bt, struct bpf_prog_spec *p)
+{
+	struct cg state = {
+		.ctx = ctx, .rs = rs, .bt = bt, .p = p, .em = &p->em,
+	}, *g = &state;
+	size_t i;
+
+	em_init(&p->em);
+	gen_prologue(g);
+	for (i = 0; i < p->n_chains && !g->err; i++)
+		gen_base_chain(g, p->chains[i]);
+	em_note(&p->em, "every chain let the packet pass");
+	E(I_MOV64_IMM(BPF_REG_0, 1));
+	E(I_EXIT());
+	if (g->err)
+		return g->err;
+	if (em_finish(&p->em)) {
+		ctx_err_at(ctx, &rs->src, &bt->table->loc,
+			   "the program for table '%s' is too large for BPF (%zu instructions, or a jump too far); use sets or the nft backend",
+			   bt->table->name, p->em.n);
+		return p->em.err;
+	}
+	return 0;
+}

@@ -1,0 +1,411 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * A table for the bpf backend: its sets as BPF maps, its bound chains
+ * grouped into one program per (cgroup, direction).
+ *
+ *  - a set of exact keys is a hash map keyed by the key's bytes;
+ *  - an interval set (one field) is an LPM trie: each interval is split
+ *    into the prefixes that cover it exactly (nft keeps intervals apart,
+ *    so a key is in at most one of them);
+ *  - a map's value is its data; a verdict map's is { s32 verdict; u32
+ *    chain }, the chain by its index in the table;
+ *  - the counters are a per-CPU array, one { packets, bytes } per slot.
+ */
+#include <stdlib.h>
+
+#include <libnftnl/set.h>
+#include <linux/netfilter/nf_tables.h>
+
+#include "bpf.h"
+
+/* Room for elements added later to a named set (add element). */
+#define SET_HEADROOM 256
+
+/* nftnl_set_elem_get_u32() crashes on an unset attribute */
+static uint32_t elem_u32(struct nftnl_set_elem *e, uint16_t attr)
+{
+	uint32_t v = 0, len;
+	const void *p = nftnl_set_elem_get(e, attr, &len);
+
+	if (p && len >= sizeof(v))
+		memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static int add_map(struct bpf_table *bt, struct bpf_map_spec **out)
+{
+	struct bpf_map_spec *m;
+
+	m = realloc(bt->maps, (bt->n_maps + 1) * sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	bt->maps = m;
+	m = &bt->maps[bt->n_maps++];
+	memset(m, 0, sizeof(*m));
+	m->fd = -1;
+	*out = m;
+	return 0;
+}
+
+static int add_elem(struct bpf_map_spec *m, const void *key,
+		    const void *value)
+{
+	uint8_t *k = realloc(m->keys, (m->n_elems + 1) * m->key_size);
+	uint8_t *v;
+
+	if (!k)
+		return -ENOMEM;
+	m->keys = k;
+	v = realloc(m->values, (m->n_elems + 1) * m->value_size);
+	if (!v)
+		return -ENOMEM;
+	m->values = v;
+	memcpy(k + m->n_elems * m->key_size, key, m->key_size);
+	memcpy(v + m->n_elems * m->value_size, value, m->value_size);
+	m->n_elems++;
+	return 0;
+}
+
+static int chain_idx(const struct ir_table *t, const char *name)
+{
+	const struct ir_chain *c;
+	int i = 0;
+
+	list_for_each_entry(c, &t->chains, list) {
+		if (!strcmp(c->name, name))
+			return i;
+		i++;
+	}
+	return -1;
+}
+
+/* The value of an element: its data, or { verdict, chain }. */
+static int elem_value(const struct ir_table *t, struct nftnl_set_elem *e,
+		      bool verdict, uint8_t *value, uint32_t size)
+{
+	const void *d;
+	uint32_t len;
+	int32_t v[2] = { 0, 0 };
+
+	memset(value, 0, size);
+	if (verdict) {
+		v[0] = elem_u32(e, NFTNL_SET_ELEM_VERDICT);
+		if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_CHAIN)) {
+			v[1] = chain_idx(t, nftnl_set_elem_get_str(e,
+							NFTNL_SET_ELEM_CHAIN));
+			if (v[1] < 0)
+				return -ENOENT;
+		}
+		memcpy(value, v, sizeof(v));
+		return 0;
+	}
+	d = nftnl_set_elem_get(e, NFTNL_SET_ELEM_DATA, &len);
+	if (d)
+		memcpy(value, d, len < size ? len : size);
+	return 0;
+}
+
+typedef unsigned __int128 u128;
+
+static u128 be_u128(const uint8_t *b, uint32_t n)
+{
+	u128 v = 0;
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		v = v << 8 | b[i];
+	return v;
+}
+
+static u128 low_mask(unsigned int k)
+{
+	return k >= 128 ? ~(u128)0 : ((u128)1 << k) - 1;
+}
+
+struct bound {
+	const uint8_t *key;
+	bool end;
+	struct nftnl_set_elem *elem;
+};
+
+static uint32_t sort_klen;
+
+static int cmp_bound(const void *a, const void *b)
+{
+	const struct bound *x = a, *y = b;
+
+	return memcmp(x->key, y->key, sort_klen);
+}
+
+/* [lo, hi] as LPM entries: the fewest aligned blocks that cover it. */
+static int add_range(struct bpf_map_spec *m, u128 lo, u128 hi,
+		     uint32_t klen, const uint8_t *value)
+{
+	unsigned int bits = klen * 8, k, i;
+	uint8_t key[4 + 16];
+	uint32_t plen;
+	int ret;
+
+	while (lo <= hi) {
+		for (k = 0; k < bits && !(lo & low_mask(k + 1)) &&
+			    (lo | low_mask(k + 1)) <= hi; k++)
+			;
+		plen = bits - k;
+		memcpy(key, &plen, 4);
+		for (i = 0; i < klen; i++)
+			key[4 + i] = lo >> (8 * (klen - 1 - i));
+		ret = add_elem(m, key, value);
+		if (ret)
+			return ret;
+		if ((lo | low_mask(k)) >= hi)
+			break;
+		lo = (lo | low_mask(k)) + 1;
+	}
+	return 0;
+}
+
+/*
+ * nft keeps an interval [a, b] as a start element a and an end element
+ * b + 1 (flagged INTERVAL_END); an open end runs to the largest key.
+ */
+static int fill_intervals(struct cgfw_ctx *ctx, const struct bpf_table *bt,
+			  struct bpf_map_spec *m, const struct nftnl_set *s,
+			  uint32_t klen, bool verdict)
+{
+	struct nftnl_set_elems_iter *it = nftnl_set_elems_iter_create(s);
+	struct bound *b = NULL, *nb;
+	struct nftnl_set_elem *e;
+	uint8_t value[64];
+	size_t n = 0, i;
+	uint32_t len;
+	u128 max = low_mask(klen * 8), hi;
+	int ret = 0;
+
+	if (!it)
+		return -ENOMEM;
+	while ((e = nftnl_set_elems_iter_next(it))) {
+		nb = realloc(b, (n + 1) * sizeof(*b));
+		if (!nb) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		b = nb;
+		b[n].key = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY, &len);
+		b[n].end = elem_u32(e, NFTNL_SET_ELEM_FLAGS) &
+			   NFT_SET_ELEM_INTERVAL_END;
+		b[n].elem = e;
+		if (len != klen) {
+			ret = -EINVAL;
+			goto out;
+		}
+		n++;
+	}
+	sort_klen = klen;
+	qsort(b, n, sizeof(*b), cmp_bound);
+	for (i = 0; i < n && !ret; i++) {
+		if (b[i].end)
+			continue;	/* an end without a start: nothing */
+		if (i + 1 < n && b[i + 1].end) {
+			hi = be_u128(b[i + 1].key, klen);
+			if (!hi)
+				continue;
+			hi--;
+		} else {
+			hi = max;
+		}
+		ret = elem_value(bt->table, b[i].elem, verdict, value,
+				 m->value_size);
+		ret = ret ? : add_range(m, be_u128(b[i].key, klen), hi, klen,
+					value);
+	}
+out:
+	if (ret)
+		ctx_err(ctx, "cannot turn set %s into prefixes: %s",
+			nftnl_set_get_str(s, NFTNL_SET_NAME), strerror(-ret));
+	free(b);
+	nftnl_set_elems_iter_destroy(it);
+	return ret;
+}
+
+static int set_to_map(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
+		      struct bpf_table *bt, const struct ir_set *set)
+{
+	const struct nftnl_set *s = set->nl;
+	const char *name = nftnl_set_get_str(s, NFTNL_SET_NAME);
+	uint32_t flags = nftnl_set_get_u32(s, NFTNL_SET_FLAGS);
+	uint32_t klen = nftnl_set_get_u32(s, NFTNL_SET_KEY_LEN);
+	bool is_map = flags & NFT_SET_MAP, verdict = false;
+	struct nftnl_set_elems_iter *it;
+	struct nftnl_set_elem *e;
+	struct bpf_map_spec *m;
+	uint8_t value[64];
+	const void *key;
+	uint32_t len;
+	int ret;
+
+	if (is_map)
+		verdict = nftnl_set_get_u32(s, NFTNL_SET_DATA_TYPE) ==
+			  NFT_DATA_VERDICT;
+	if (flags & (NFT_SET_TIMEOUT | NFT_SET_EVAL | NFT_SET_OBJECT) ||
+	    (flags & NFT_SET_INTERVAL && flags & NFT_SET_CONCAT) ||
+	    klen > 16 * 4) {
+		ctx_err_at(ctx, &rs->src, &bt->table->loc,
+			   "the bpf backend cannot do set '%s' (timeouts, dynamic updates, objects, or interval concatenations); use the nft backend",
+			   set->anonymous ? "(anonymous)" : name);
+		return -EOPNOTSUPP;
+	}
+	ret = add_map(bt, &m);
+	if (ret)
+		return ret;
+	m->set = set;
+	snprintf(m->name, sizeof(m->name), "cgfw_%.10s", name);
+	m->value_size = verdict ? 8 :
+			is_map ? (nftnl_set_get_u32(s, NFTNL_SET_DATA_LEN) + 3) / 4 * 4 :
+			1;
+	if (m->value_size > sizeof(value))
+		return -EOPNOTSUPP;
+	if (flags & NFT_SET_INTERVAL) {
+		if (klen > 16)
+			return -EOPNOTSUPP;
+		m->type = BPF_MAP_TYPE_LPM_TRIE;
+		m->key_size = 4 + klen;
+		m->flags = BPF_F_NO_PREALLOC;
+		ret = fill_intervals(ctx, bt, m, s, klen, verdict);
+	} else {
+		m->type = BPF_MAP_TYPE_HASH;
+		m->key_size = klen;
+		it = nftnl_set_elems_iter_create(s);
+		if (!it)
+			return -ENOMEM;
+		while (!ret && (e = nftnl_set_elems_iter_next(it))) {
+			if (elem_u32(e, NFTNL_SET_ELEM_FLAGS) &
+			    NFT_SET_ELEM_CATCHALL) {
+				ctx_err_at(ctx, &rs->src, &bt->table->loc,
+					   "the bpf backend cannot do the catch-all element of set '%s' yet; use the nft backend",
+					   name);
+				ret = -EOPNOTSUPP;
+				break;
+			}
+			key = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY, &len);
+			if (!key || len != klen) {
+				ret = -EINVAL;
+				break;
+			}
+			ret = elem_value(bt->table, e, verdict, value,
+					 m->value_size);
+			ret = ret ? : add_elem(m, key, value);
+		}
+		nftnl_set_elems_iter_destroy(it);
+	}
+	m->max_entries = m->n_elems + (set->anonymous ? 0 : SET_HEADROOM);
+	if (!m->max_entries)
+		m->max_entries = 1;
+	return ret;
+}
+
+static int cmp_prio(const void *a, const void *b)
+{
+	const struct ir_chain *x = *(const struct ir_chain *const *)a;
+	const struct ir_chain *y = *(const struct ir_chain *const *)b;
+
+	return (x->priority > y->priority) - (x->priority < y->priority);
+}
+
+/* The program for (cgroup, direction) of @c, made if needed. */
+static struct bpf_prog_spec *prog_for(struct bpf_table *bt,
+				      const struct ir_chain *c)
+{
+	struct bpf_prog_spec *p;
+	const struct ir_chain **v;
+	size_t i;
+
+	for (i = 0; i < bt->n_progs; i++) {
+		p = &bt->progs[i];
+		if (p->dir == c->dir && p->cgroup->id == c->cgroup.id)
+			goto found;
+	}
+	p = realloc(bt->progs, (bt->n_progs + 1) * sizeof(*p));
+	if (!p)
+		return NULL;
+	bt->progs = p;
+	p = &bt->progs[bt->n_progs++];
+	memset(p, 0, sizeof(*p));
+	p->table = bt->table;
+	p->dir = c->dir;
+	p->cgroup = &c->cgroup;
+found:
+	v = realloc(p->chains, (p->n_chains + 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	p->chains = v;
+	v[p->n_chains++] = c;
+	return p;
+}
+
+void bpf_table_release(struct bpf_table *bt)
+{
+	size_t i;
+
+	for (i = 0; i < bt->n_maps; i++) {
+		free(bt->maps[i].keys);
+		free(bt->maps[i].values);
+	}
+	for (i = 0; i < bt->n_progs; i++) {
+		em_release(&bt->progs[i].em);
+		free(bt->progs[i].chains);
+		free(bt->progs[i].slots);
+	}
+	free(bt->maps);
+	free(bt->progs);
+	memset(bt, 0, sizeof(*bt));
+}
+
+int bpf_table_compile(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
+		      const struct ir_table *t, struct bpf_table *bt)
+{
+	const struct ir_chain *c;
+	const struct ir_set *s;
+	struct bpf_map_spec *m;
+	struct bpf_prog_spec *p;
+	size_t i;
+	int ret = 0;
+
+	memset(bt, 0, sizeof(*bt));
+	bt->rs = rs;
+	bt->table = t;
+	list_for_each_entry(s, &t->sets, list) {
+		ret = set_to_map(ctx, rs, bt, s);
+		if (ret)
+			goto err;
+	}
+	list_for_each_entry(c, &t->chains, list) {
+		if (c->base && !prog_for(bt, c)) {
+			ret = -ENOMEM;
+			goto err;
+		}
+	}
+	for (i = 0; i < bt->n_progs; i++) {
+		p = &bt->progs[i];
+		qsort(p->chains, p->n_chains, sizeof(*p->chains), cmp_prio);
+		ret = add_map(bt, &m);
+		if (ret)
+			goto err;
+		p->counters_map = bt->n_maps - 1;
+		m->type = BPF_MAP_TYPE_PERCPU_ARRAY;
+		m->key_size = 4;
+		m->value_size = 16;
+		snprintf(m->name, sizeof(m->name), "cgfw_count");
+		ret = bpf_prog_generate(ctx, rs, bt, p);
+		if (ret)
+			goto err;
+		m = &bt->maps[p->counters_map];
+		m->max_entries = p->n_slots ? p->n_slots : 1;
+	}
+	return 0;
+err:
+	if (ret == -ENOMEM && !ctx->err.len)
+		ctx_err(ctx, "out of memory compiling table '%s' to BPF",
+			t->name);
+	bpf_table_release(bt);
+	return ret;
+}
