@@ -134,6 +134,88 @@ void em_note(struct emitter *em, const char *fmt, ...)
 		em->n_notes++;
 }
 
+static bool is_ld_imm64(const struct bpf_insn *in)
+{
+	return in->code == (BPF_LD | BPF_DW | BPF_IMM);
+}
+
+/*
+ * Drop the instructions no path reaches (the verifier refuses them; code
+ * after an unconditional verdict leaves some), moving labels and notes to
+ * the next instruction that stays.
+ */
+static int drop_unreachable(struct emitter *em)
+{
+	size_t *stack, *newidx, *target, sp = 0, i, j, n = em->n;
+	bool *seen;
+	int ret = -ENOMEM;
+
+	seen = calloc(n + 1, sizeof(*seen));
+	stack = calloc(n + 1, sizeof(*stack));
+	newidx = calloc(n + 1, sizeof(*newidx));
+	target = calloc(n + 1, sizeof(*target));
+	if (!seen || !stack || !newidx || !target)
+		goto out;
+	for (i = 0; i <= n; i++)
+		target[i] = SIZE_MAX;
+	for (i = 0; i < em->n_fixups; i++)
+		target[em->fixups[i].insn] = em->labels[em->fixups[i].label];
+
+	stack[sp++] = 0;
+	while (sp) {
+		const struct bpf_insn *in;
+		unsigned int op;
+
+		i = stack[--sp];
+		if (i >= n || seen[i])
+			continue;
+		seen[i] = true;
+		in = &em->insns[i];
+		op = BPF_OP(in->code);
+		if (is_ld_imm64(in)) {
+			seen[i + 1] = true;
+			stack[sp++] = i + 2;
+			continue;
+		}
+		if (BPF_CLASS(in->code) == BPF_JMP && op == BPF_EXIT)
+			continue;
+		if (target[i] != SIZE_MAX)
+			stack[sp++] = target[i];
+		if (!(BPF_CLASS(in->code) == BPF_JMP && op == BPF_JA &&
+		      target[i] != SIZE_MAX))
+			stack[sp++] = i + 1;
+	}
+
+	for (i = 0, j = 0; i <= n; i++) {
+		newidx[i] = j;	/* first kept instruction at or after i */
+		if (i < n && seen[i])
+			j++;
+	}
+	for (i = 0, j = 0; i < n; i++)
+		if (seen[i])
+			em->insns[j++] = em->insns[i];
+	em->n = j;
+	for (i = 0; i < em->n_labels; i++)
+		if (em->labels[i] >= 0)
+			em->labels[i] = newidx[em->labels[i]];
+	for (i = 0, j = 0; i < em->n_fixups; i++) {
+		if (!seen[em->fixups[i].insn])
+			continue;
+		em->fixups[j] = em->fixups[i];
+		em->fixups[j++].insn = newidx[em->fixups[i].insn];
+	}
+	em->n_fixups = j;
+	for (i = 0; i < em->n_notes; i++)
+		em->notes[i].insn = newidx[em->notes[i].insn];
+	ret = 0;
+out:
+	free(seen);
+	free(stack);
+	free(newidx);
+	free(target);
+	return ret;
+}
+
 int em_finish(struct emitter *em)
 {
 	size_t i;
@@ -141,11 +223,15 @@ int em_finish(struct emitter *em)
 
 	if (em->err)
 		return em->err;
+	for (i = 0; i < em->n_fixups; i++)
+		if (em->labels[em->fixups[i].label] < 0)
+			return em->err = -EINVAL;	/* a bug: unbound */
+	em->err = drop_unreachable(em);
+	if (em->err)
+		return em->err;
 	for (i = 0; i < em->n_fixups; i++) {
 		const struct em_fixup *f = &em->fixups[i];
 
-		if (em->labels[f->label] < 0)
-			return em->err = -EINVAL;	/* a bug: unbound */
 		off = (long)em->labels[f->label] - (long)f->insn - 1;
 		if (off < INT16_MIN || off > INT16_MAX)
 			return em->err = -E2BIG;
@@ -236,8 +322,7 @@ int em_dump(const struct emitter *em, struct strbuf *sb)
 		while (note < em->n_notes && em->notes[note].insn == i)
 			sb_addf(sb, "; %s\n", em->notes[note++].text);
 		/* the second half of a 64-bit load is not an instruction */
-		if (i && BPF_CLASS(em->insns[i - 1].code) == BPF_LD &&
-		    BPF_SIZE(em->insns[i - 1].code) == BPF_DW)
+		if (i && is_ld_imm64(&em->insns[i - 1]))
 			continue;
 		dump_insn(sb, &em->insns[i], i);
 	}

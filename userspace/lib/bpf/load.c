@@ -114,6 +114,8 @@ static long last_insn(const char *log)
 		v = strtol(p, &end, 10);
 		if (end != p && *end == ':')
 			n = v;
+		else if (!strncmp(p, "unreachable insn ", 17))
+			n = strtol(p + 17, NULL, 10);
 		p = strchr(p, '\n');
 		if (p)
 			p++;
