@@ -94,8 +94,12 @@ expect "cgroup2 not mounted" 1 "keep\\.nft:3:[0-9]+-[0-9]+: Error: cgroup v2 is 
 expect "unknown command" 2 "unknown command 'frob'" -- "$CGFW" frob
 expect "unknown backend" 2 "unknown backend 'xdp'" -- "$CGFW" apply -b xdp "$work/keep.nft"
 expect "missing file argument" 2 "which FILE" -- "$CGFW" apply
-expect "bpf backend not built yet" 1 "the bpf backend is not built yet" -- \
-	"$CGFW" apply -b bpf "$work/keep.nft"
+bad ct 'table cgroup t {\n\tchain c {\n\t\ttype filter hook ingress cgroup "'"$cg"'" priority 0;\n\t\tct state established accept\n\t}\n}\n'
+expect "bpf refuses what it cannot do, at the rule" 1 \
+	"ct\\.nft:4:3-[0-9]+: Error: the bpf backend cannot do this: ct: there is no connection tracking" -- \
+	"$CGFW" apply -b bpf "$work/ct.nft"
+expect "both refuses as a whole" 1 "the bpf backend cannot do this" -- \
+	"$CGFW" apply -b both "$work/ct.nft"
 expect "delete of a table cgfw did not install" 1 "no table 'nope'" -- "$CGFW" delete nope
 
 exit $fail
