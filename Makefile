@@ -46,7 +46,8 @@ KSRC_TAR := /usr/src/linux-source-6.12.tar.xz
 KSFT := $(BUILD)/ksft
 KSFT_H := $(KSFT)/kselftest_harness.h
 
-TEST_PROGS := $(BUILD)/tests/test_rewrite $(BUILD)/tests/cgfw_selftest
+TEST_PROGS := $(BUILD)/tests/test_rewrite $(BUILD)/tests/cgfw_selftest \
+	$(BUILD)/tests/difftest
 
 .PHONY: all deps check check-run demo demo-run bench kernel vm-check \
 	clean docs lint
@@ -131,6 +132,11 @@ $(BUILD)/tests/cgfw_selftest: selftests/cgfw_selftest.c selftests/netprobe.h \
 	$(call msg,CC,$@)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $<
+
+$(BUILD)/tests/difftest: selftests/difftest.c selftests/netprobe.h
+	$(call msg,CC,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(TEST_CFLAGS) -Wno-unused-result -o $@ $<
 
 # Man page: rendered from its rst source when docutils is there.
 docs: $(BUILD)/docs/cgfw.8

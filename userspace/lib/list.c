@@ -5,9 +5,9 @@
  * print_string(PRINT_ANY, ...) idea), so the two cannot drift apart.
  *
  * The rules themselves are nft's own listing of the kernel table (with live
- * counters); the emulation's plumbing (the cgfw_hook_* chains, the policy
- * rule at the end of each bound chain) is folded back into the chain's
- * "type filter hook egress cgroup ..." line.
+ * counters); the emulation's plumbing (the cgfw_* chains) is hidden, and
+ * the last rule of a bound chain, its policy with a counter, is folded back
+ * into the chain's "type filter hook egress cgroup ..." line.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -272,7 +272,7 @@ static void print_table(struct printer *p, const struct inst_table *t)
 		if (starts(&l, "\tcomment \"cgfw: "))
 			continue;
 		if ((name = block_name(&l, "\tchain "))) {
-			if (!strncmp(name, "cgfw_hook_", 10)) {
+			if (!strncmp(name, "cgfw_", 5)) {	/* plumbing */
 				while (next_line(&pos, &l) &&
 				       !starts(&l, "\t}"))
 					;

@@ -4,20 +4,24 @@
  * (DESIGN.md 2.2).
  *
  * Table "cgroup web" becomes "inet cgfw_web". Each chain bound to a cgroup
- * becomes a regular chain holding the user's rules and ending with the
- * chain's policy, plus a base chain on output (egress) or input (ingress),
- * at the user's priority, that matches the socket's cgroup once per packet:
+ * becomes a regular chain holding the user's rules, a base chain on output
+ * (egress) or input (ingress), at the user's priority, that matches the
+ * socket's cgroup once per packet, and a chain that runs the user's chain
+ * and then its policy:
  *
  *	chain cgfw_hook_egress {
  *		type filter hook output priority 0; policy accept;
  *		comment "cgfw egress cgroup /sys/fs/cgroup/web chain egress ...";
- *		socket cgroupv2 level 1 == <id of web> goto egress
+ *		socket cgroupv2 level 1 == <id of web> goto cgfw_run_egress
  *	}
- *	chain egress { <the user's rules>; counter drop }
+ *	chain cgfw_run_egress { jump egress; counter drop }
+ *	chain egress { <the user's rules> }
  *
- * "return" in a bound chain means "apply the policy" in nft, so it becomes
- * the policy verdict. Everything goes to the kernel in one batch, which
- * deletes the previous version of the table too: all or nothing.
+ * However the user's chain ends (its end, "return", or the end of a chain
+ * it went to with "goto"), nft comes back to cgfw_run_egress and applies
+ * the policy, as it would in a base chain. Everything goes to the kernel
+ * in one batch, which deletes the previous version of the table too: all
+ * or nothing.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -37,7 +41,9 @@
 #include "internal.h"
 
 #define TABLE_PREFIX	"cgfw_"
-#define HOOK_PREFIX	"cgfw_hook_"
+#define CHAIN_PREFIX	"cgfw_"		/* reserved for the chains below */
+#define HOOK_PREFIX	"cgfw_hook_"	/* the base chain of a bound chain */
+#define RUN_PREFIX	"cgfw_run_"	/* runs it, then its policy */
 #define OWNER_MARK	"cgfw: "	/* table comment of our tables */
 #define NAME_MAX_LEN	(NFT_NAME_MAXLEN - 1)
 
@@ -285,7 +291,9 @@ static void emit_table(struct emit *em, const struct ir_table *t, bool del)
 	nftnl_table_free(nt);
 }
 
-static void emit_chain(struct emit *em, const struct ir_chain *c)
+/* A regular chain: the user's @c under @name (its comment kept). */
+static void emit_chain(struct emit *em, const struct ir_chain *c,
+		       const char *name)
 {
 	struct nftnl_chain *nc = nftnl_chain_alloc();
 	struct nlmsghdr *nlh;
@@ -297,9 +305,9 @@ static void emit_chain(struct emit *em, const struct ir_chain *c)
 		return;
 	}
 	nftnl_chain_set_str(nc, NFTNL_CHAIN_TABLE, em->kname);
-	nftnl_chain_set_str(nc, NFTNL_CHAIN_NAME, c->name);
+	nftnl_chain_set_str(nc, NFTNL_CHAIN_NAME, name);
 	ud = nftnl_chain_get_data(c->nl, NFTNL_CHAIN_USERDATA, &udlen);
-	if (ud)
+	if (ud && !strcmp(name, c->name))
 		nftnl_chain_set_data(nc, NFTNL_CHAIN_USERDATA, ud, udlen);
 	nlh = nl_batch_next(&em->nb, NFT_MSG_NEWCHAIN, NFPROTO_INET,
 			    NLM_F_CREATE | NLM_F_EXCL, &c->loc, "the chain");
@@ -382,11 +390,10 @@ out:
 	free(name);
 }
 
-/* Point set references at this batch's sets; "return" becomes policy. */
+/* Point set references at this batch's sets. */
 static int fix_expr(struct nftnl_expr *e, void *data)
 {
-	const struct ir_chain *c = ((void **)data)[1];
-	struct emit *em = ((void **)data)[0];
+	struct emit *em = data;
 	const char *name = nftnl_expr_get_str(e, NFTNL_EXPR_NAME);
 	uint32_t id;
 
@@ -413,11 +420,6 @@ static int fix_expr(struct nftnl_expr *e, void *data)
 					   "__set%d");
 			nftnl_expr_set_u32(e, NFTNL_EXPR_OBJREF_SET_ID, id);
 		}
-	} else if (!strcmp(name, "immediate") && c->base &&
-		   nftnl_expr_is_set(e, NFTNL_EXPR_IMM_VERDICT) &&
-		   (int)nftnl_expr_get_u32(e, NFTNL_EXPR_IMM_VERDICT) ==
-			   NFT_RETURN) {
-		nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_VERDICT, c->policy);
 	}
 	return 0;
 }
@@ -461,7 +463,6 @@ static void emit_nl_rule(struct emit *em, struct nftnl_rule *r,
 
 static void emit_rules(struct emit *em, const struct ir_chain *c)
 {
-	const void *arg[2] = { em, c };
 	const struct ir_rule *r;
 	struct nftnl_rule *copy;
 
@@ -471,7 +472,7 @@ static void emit_rules(struct emit *em, const struct ir_chain *c)
 			emit_error(em, -ENOMEM);
 			return;
 		}
-		nftnl_expr_foreach(copy, fix_expr, arg);
+		nftnl_expr_foreach(copy, fix_expr, em);
 		emit_nl_rule(em, copy, r->loc.line ? &r->loc : &c->loc);
 		nftnl_rule_free(copy);
 	}
@@ -490,25 +491,35 @@ static struct nftnl_expr *verdict_expr(uint32_t verdict, const char *chain)
 	return e;
 }
 
-/* The policy at the end of a bound chain, with a counter to show. */
-static void emit_policy_rule(struct emit *em, const struct ir_chain *c)
+/* chain cgfw_run_C { jump C; counter <policy> } */
+static void emit_run_chain_rules(struct emit *em, const struct ir_chain *c)
 {
-	struct nftnl_rule *r = nftnl_rule_alloc();
+	struct nftnl_rule *jump = nftnl_rule_alloc();
+	struct nftnl_rule *pol = nftnl_rule_alloc();
+	struct nftnl_expr *j = verdict_expr(NFT_JUMP, c->name);
 	struct nftnl_expr *cnt = nftnl_expr_alloc("counter");
 	struct nftnl_expr *v = verdict_expr(c->policy, NULL);
+	char name[NFT_NAME_MAXLEN + 16];
 
-	if (!r || !cnt || !v) {
+	if (!jump || !pol || !j || !cnt || !v) {
 		emit_error(em, -ENOMEM);
-		free_rule(r);
+		free_rule(jump);
+		free_rule(pol);
+		free_expr(j);
 		free_expr(cnt);
 		free_expr(v);
 		return;
 	}
-	nftnl_rule_set_str(r, NFTNL_RULE_CHAIN, c->name);
-	nftnl_rule_add_expr(r, cnt);
-	nftnl_rule_add_expr(r, v);
-	emit_nl_rule(em, r, &c->loc);
-	nftnl_rule_free(r);
+	snprintf(name, sizeof(name), RUN_PREFIX "%s", c->name);
+	nftnl_rule_set_str(jump, NFTNL_RULE_CHAIN, name);
+	nftnl_rule_add_expr(jump, j);
+	emit_nl_rule(em, jump, &c->loc);
+	nftnl_rule_set_str(pol, NFTNL_RULE_CHAIN, name);
+	nftnl_rule_add_expr(pol, cnt);
+	nftnl_rule_add_expr(pol, v);
+	emit_nl_rule(em, pol, &c->loc);
+	nftnl_rule_free(jump);
+	nftnl_rule_free(pol);
 }
 
 /* chain cgfw_hook_C: output|input, "socket cgroupv2 level L == id goto C" */
@@ -519,10 +530,12 @@ static void emit_dispatch(struct emit *em, const struct ir_chain *c)
 	struct nftnl_rule *r = nftnl_rule_alloc();
 	struct nftnl_expr *sk = nftnl_expr_alloc("socket");
 	struct nftnl_expr *cmp = nftnl_expr_alloc("cmp");
-	struct nftnl_expr *v = verdict_expr(NFT_GOTO, c->name);
+	struct nftnl_expr *v;
 	struct nlmsghdr *nlh;
 	uint64_t id = c->cgroup.id;
 
+	snprintf(name, sizeof(name), RUN_PREFIX "%s", c->name);
+	v = verdict_expr(NFT_GOTO, name);
 	if (!nc || !r || !sk || !cmp || !v) {
 		emit_error(em, -ENOMEM);
 		goto out;
@@ -583,10 +596,10 @@ static int check_names(struct emit *em, const struct ir_table *t)
 	const struct ir_chain *c;
 
 	list_for_each_entry(c, &t->chains, list) {
-		if (!strncmp(c->name, HOOK_PREFIX, strlen(HOOK_PREFIX))) {
+		if (!strncmp(c->name, CHAIN_PREFIX, strlen(CHAIN_PREFIX))) {
 			ctx_err_at(em->ctx, &em->rs->src, &c->loc,
 				   "chain names starting with '%s' are cgfw's own; rename chain '%s'",
-				   HOOK_PREFIX, c->name);
+				   CHAIN_PREFIX, c->name);
 			return -EINVAL;
 		}
 	}
@@ -602,14 +615,21 @@ static void emit_ir_table(struct emit *em, const struct ir_table *t,
 	em->n_anon = 0;	/* anonymous set names are per table */
 	emit_table(em, t, replace);
 	/* chains first: verdict maps and jumps refer to them */
-	list_for_each_entry(c, &t->chains, list)
-		emit_chain(em, c);
+	list_for_each_entry(c, &t->chains, list) {
+		emit_chain(em, c, c->name);
+		if (c->base) {
+			char run[NFT_NAME_MAXLEN + 16];
+
+			snprintf(run, sizeof(run), RUN_PREFIX "%s", c->name);
+			emit_chain(em, c, run);
+		}
+	}
 	list_for_each_entry(s, &t->sets, list)
 		emit_set(em, s);
 	list_for_each_entry(c, &t->chains, list) {
 		emit_rules(em, c);
 		if (c->base)
-			emit_policy_rule(em, c);
+			emit_run_chain_rules(em, c);
 	}
 	list_for_each_entry(c, &t->chains, list)
 		if (c->base)
@@ -795,6 +815,41 @@ out:
 	return MNL_CB_OK;
 }
 
+/*
+ * The printer takes the last rule of a bound chain as its policy: move the
+ * policy rule of cgfw_run_C (its last line) to the end of chain C.
+ */
+static int fold_policy(char **text, const char *chain)
+{
+	char head[NFT_NAME_MAXLEN + 32], *t = *text, *run, *pol, *pol_end;
+	char *c, *c_end, *out;
+	size_t plen;
+
+	snprintf(head, sizeof(head), "\tchain " RUN_PREFIX "%s {\n", chain);
+	run = strstr(t, head);
+	snprintf(head, sizeof(head), "\tchain %s {\n", chain);
+	c = strstr(t, head);
+	if (!run || !c)
+		return 0;
+	pol_end = strstr(run, "\n\t}\n");	/* end of the last rule */
+	c_end = strstr(c, "\n\t}\n");
+	if (!pol_end || !c_end)
+		return 0;
+	for (pol = pol_end; pol > run && pol[-1] != '\n'; pol--)
+		;
+	plen = pol_end - pol + 1;
+	out = malloc(strlen(t) + plen + 1);
+	if (!out)
+		return -ENOMEM;
+	/* up to the end of chain C's last line, the policy, the rest */
+	memcpy(out, t, c_end + 1 - t);
+	memcpy(out + (c_end + 1 - t), pol, plen);
+	strcpy(out + (c_end + 1 - t) + plen, c_end + 1);
+	free(t);
+	*text = out;
+	return 0;
+}
+
 /* nft's own listing of the kernel table: nft syntax with live counters. */
 static int nft_listing(const char *kname, char **text)
 {
@@ -853,6 +908,8 @@ static int emul_list(struct cgfw_ctx *ctx, const char *name,
 			ret = cd.err ? : ret;
 		}
 		ret = ret ? : nft_listing(ol.v[i].kname, &t.nft_text);
+		for (size_t j = 0; !ret && j < t.n_chains; j++)
+			ret = fold_policy(&t.nft_text, t.chains[j].name);
 		ret = ret ? : listing_add(l, &t);
 		if (ret)
 			inst_table_release(&t);

@@ -779,9 +779,10 @@ static void gen_lookup(struct cg *g, struct nftnl_expr *e, int brk, int ret,
 			/* r1, r2 do not survive calls: reload them */
 			E(I_LDX(BPF_W, BPF_REG_1, BPF_REG_10, STK_SCRATCH + 32));
 			E(I_LDX(BPF_W, BPF_REG_2, BPF_REG_10, STK_SCRATCH + 36));
-			em_jmp_imm(g->em, BPF_JNE, BPF_REG_1, v[2 * n], other);
-			em_jmp_imm(g->em, BPF_JNE, BPF_REG_2, v[2 * n + 1],
-				   other);
+			em_jmp32_imm(g->em, BPF_JNE, BPF_REG_1, v[2 * n],
+				     other);
+			em_jmp32_imm(g->em, BPF_JNE, BPF_REG_2, v[2 * n + 1],
+				     other);
 			i = v[2 * n];
 			gen_verdict(g, i,
 				    i == NFT_JUMP || i == NFT_GOTO ?

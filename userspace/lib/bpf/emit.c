@@ -99,6 +99,14 @@ void em_jmp_imm(struct emitter *em, int op, int dst, int32_t imm, int label)
 				       .dst_reg = dst, .imm = imm });
 }
 
+void em_jmp32_imm(struct emitter *em, int op, int dst, int32_t imm,
+		  int label)
+{
+	add_fixup(em, label);
+	em_emit(em, (struct bpf_insn){ .code = BPF_JMP32 | BPF_OP(op) | BPF_K,
+				       .dst_reg = dst, .imm = imm });
+}
+
 void em_jmp_reg(struct emitter *em, int op, int dst, int src, int label)
 {
 	add_fixup(em, label);
@@ -291,6 +299,10 @@ static void dump_insn(struct strbuf *sb, const struct bpf_insn *in, size_t i)
 			sb_addf(sb, "r%d = 0x%llx ll", in->dst_reg,
 				(unsigned long long)(uint32_t)in->imm |
 				((unsigned long long)(uint32_t)in[1].imm << 32));
+		break;
+	case BPF_JMP32:
+		sb_addf(sb, "if w%d %s %d goto %+d <%zu>", in->dst_reg,
+			jmp_ops[op], in->imm, in->off, i + 1 + in->off);
 		break;
 	case BPF_JMP:
 		if (BPF_OP(in->code) == BPF_CALL)

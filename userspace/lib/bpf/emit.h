@@ -87,6 +87,9 @@ int em_label(struct emitter *em);
 void em_bind(struct emitter *em, int label);
 /* Conditional jump: if (dst OP imm) goto label; BPF_JA: always. */
 void em_jmp_imm(struct emitter *em, int op, int dst, int32_t imm, int label);
+/* The same on the low 32 bits: for values that are s32 in memory. */
+void em_jmp32_imm(struct emitter *em, int op, int dst, int32_t imm,
+		  int label);
 void em_jmp_reg(struct emitter *em, int op, int dst, int src, int label);
 void em_goto(struct emitter *em, int label);
 void em_note(struct emitter *em, const char *fmt, ...) __printf(2, 3);

@@ -695,13 +695,15 @@ static int list_table(const char *name, const char *dir, struct inst_table *t)
 		for (j = 0; j < c->n_rules; j++) {
 			char *r = c->rules[j], *cnt = strstr(r, "counter");
 
-			if (cnt && c->counts &&
-			    (cnt == r || cnt[-1] == ' ') &&
+			/* a rule no program reaches counts nothing */
+			if (cnt && (cnt == r || cnt[-1] == ' ') &&
 			    (!cnt[7] || cnt[7] == ' '))
 				sb_addf(&sb, "\t\t%.*scounter packets %" PRIu64
 					" bytes %" PRIu64 "%s\n",
-					(int)(cnt - r), r, c->counts[j][0],
-					c->counts[j][1], cnt + 7);
+					(int)(cnt - r), r,
+					c->counts ? c->counts[j][0] : 0,
+					c->counts ? c->counts[j][1] : 0,
+					cnt + 7);
 			else
 				sb_addf(&sb, "\t\t%s\n", r);
 		}

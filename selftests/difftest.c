@@ -1,0 +1,462 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Differential test: the bpf backend against nft, verdict for verdict.
+ *
+ * Random rulesets (matches on addresses, ports, lengths, marks, families,
+ * sets, intervals, concatenations, verdict maps; counters, mark statements;
+ * accept, drop, continue, return, jump, goto) are applied to a cgroup,
+ * first with the emulated nft target, then with the bpf backend. The same
+ * random UDP datagrams are sent by this process, which is in the cgroup,
+ * under each. nft is the oracle: the sender's verdict (sent, or EPERM) and
+ * every counter must be the same under both.
+ *
+ *   difftest [-s SEED] [-r RULESETS] [-p PACKETS_PER_RULESET]
+ *
+ * Runs as root in its own network and mount namespace. Prints TAP.
+ * Environment: CGFW, the cgfw binary (default build/cgfw).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "netprobe.h"
+
+static uint64_t rng_state;
+
+static uint32_t rnd(uint32_t n)	/* xorshift64*, uniform enough */
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return (uint32_t)((rng_state * 2685821657736338717ULL) >> 32) % n;
+}
+
+#define PICK(arr) (arr[rnd(sizeof(arr) / sizeof(arr[0]))])
+
+static const char *const v4[] = {
+	"127.0.0.1", "127.0.0.2", "127.0.0.3", "127.0.0.4",
+};
+static const char *const v6[] = { "::1", "fd00::1", "fd00::2", "fd00::3" };
+static const char *const v4_prefix[] = {
+	"127.0.0.0/30", "127.0.0.2/31", "127.0.0.0/8", "127.0.0.4/32",
+};
+static const char *const ops[] = { "", "!= ", "< ", "> ", "<= ", ">= " };
+
+#define PORT0 40000
+#define NPORTS 8
+
+struct sb {
+	char buf[8192];
+	size_t len;
+};
+
+static void add(struct sb *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	s->len += vsnprintf(s->buf + s->len, sizeof(s->buf) - s->len, fmt, ap);
+	va_end(ap);
+	if (s->len >= sizeof(s->buf))
+		s->len = sizeof(s->buf) - 1;
+}
+
+static int port(void)
+{
+	return PORT0 + rnd(NPORTS);
+}
+
+static void port_match(struct sb *s, const char *field)
+{
+	int a = port(), b = port();
+
+	switch (rnd(4)) {
+	case 0:
+		add(s, "udp %s %s%d ", field, PICK(ops), a);
+		break;
+	case 1:
+		add(s, "udp %s %s{ %d, %d, %d } ", field, rnd(3) ? "" : "!= ",
+		    a, b, port());
+		break;
+	case 2:
+		add(s, "udp %s %s%d-%d ", field, rnd(3) ? "" : "!= ",
+		    a < b ? a : b, a < b ? b : a);
+		break;
+	default:	/* an interval set */
+		add(s, "udp %s { %d-%d, %d } ", field, PORT0, PORT0 + rnd(3),
+		    PORT0 + 5 + rnd(3));
+	}
+}
+
+/* One match; @fam: 4, 6, or 0 when the rule has no family yet. */
+static void match(struct sb *s, int *fam)
+{
+	switch (rnd(11)) {
+	case 0:
+		port_match(s, "dport");
+		break;
+	case 1:
+		port_match(s, "sport");
+		break;
+	case 2:
+		if (*fam == 6)
+			break;
+		*fam = 4;
+		switch (rnd(4)) {
+		case 0:
+			add(s, "ip %s %s%s ", rnd(2) ? "daddr" : "saddr",
+			    rnd(3) ? "" : "!= ", PICK(v4));
+			break;
+		case 1:
+			add(s, "ip daddr %s ", PICK(v4_prefix));
+			break;
+		case 2:
+			add(s, "ip daddr { %s, %s } ", PICK(v4), PICK(v4));
+			break;
+		default:
+			add(s, "ip saddr { 127.0.0.0/31, %s } ", PICK(v4));
+		}
+		break;
+	case 3:
+		if (*fam == 4)
+			break;
+		*fam = 6;
+		if (rnd(2))
+			add(s, "ip6 daddr %s%s ", rnd(3) ? "" : "!= ", PICK(v6));
+		else
+			add(s, "ip6 saddr { %s, %s } ", PICK(v6), PICK(v6));
+		break;
+	case 4:
+		add(s, "meta length %s%u ", PICK(ops), 40 + rnd(200));
+		break;
+	case 5:
+		add(s, "meta mark %s%u ", rnd(2) ? "" : "!= ", rnd(3));
+		break;
+	case 6:
+		if (*fam)
+			break;
+		*fam = rnd(2) ? 4 : 6;
+		add(s, "meta nfproto %s ", *fam == 4 ? "ipv4" : "ipv6");
+		break;
+	case 7:
+		add(s, "meta l4proto %s ", rnd(4) ? "udp" : "tcp");
+		break;
+	case 8:
+		if (*fam == 6)
+			break;
+		*fam = 4;
+		add(s, "ip daddr . udp dport { %s . %d, %s . %d } ", PICK(v4),
+		    port(), PICK(v4), port());
+		break;
+	case 9:
+		if (*fam == 4)
+			break;
+		*fam = 6;
+		add(s, "ip6 daddr . udp dport { %s . %d } ", PICK(v6), port());
+		break;
+	default:
+		add(s, "udp length %s%u ", PICK(ops), 8 + rnd(200));
+	}
+}
+
+static void rule(struct sb *s, bool may_jump)
+{
+	static const char *const verdicts[] = {
+		"accept", "drop", "continue", "return", "",
+	};
+	int fam = 0, n = rnd(4), i;
+
+	add(s, "\t\t");
+	for (i = 0; i < n; i++)
+		match(s, &fam);
+	if (!rnd(3))
+		add(s, "counter ");
+	if (!rnd(6))
+		add(s, "meta mark set %u ", rnd(3));
+	if (may_jump && !rnd(6))
+		add(s, "udp dport vmap { %d : accept, %d : drop, %d : jump sub } ",
+		    port(), port(), port());
+	else if (may_jump && !rnd(5))
+		add(s, "%s sub", rnd(2) ? "jump" : "goto");
+	else
+		add(s, "%s", PICK(verdicts));
+	add(s, "\n");
+}
+
+static void ruleset(struct sb *s, const char *cg)
+{
+	int i, n = 1 + rnd(8);
+
+	add(s, "table cgroup t {\n\tchain out {\n"
+	       "\t\ttype filter hook egress cgroup \"%s\" priority 0; policy %s;\n",
+	    cg, rnd(2) ? "accept" : "drop");
+	for (i = 0; i < n; i++)
+		rule(s, true);
+	add(s, "\t}\n\tchain sub {\n");
+	for (i = 0, n = 1 + rnd(3); i < n; i++)
+		rule(s, false);
+	add(s, "\t}\n}\n");
+}
+
+struct packet {
+	int v6, saddr, daddr, sport, dport, len, mark;
+};
+
+static void packet_str(const struct packet *p, char *buf, size_t size)
+{
+	snprintf(buf, size, "udp %s:%d -> %s:%d, %d bytes, mark %d",
+		 p->v6 ? v6[p->saddr] : v4[p->saddr], p->sport,
+		 p->v6 ? v6[p->daddr] : v4[p->daddr], p->dport, p->len,
+		 p->mark);
+}
+
+/* Send one datagram: PROBE_PASSED, PROBE_EPERM or PROBE_ERROR. */
+static int send_packet(const struct packet *p)
+{
+	struct probe_addr src, dst;
+	char payload[256] = { 0 };
+	int fd, one = 1, ret;
+
+	probe_addr(&src, p->v6 ? v6[p->saddr] : v4[p->saddr], p->sport);
+	probe_addr(&dst, p->v6 ? v6[p->daddr] : v4[p->daddr], p->dport);
+	fd = socket(src.family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return PROBE_ERROR;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (setsockopt(fd, SOL_SOCKET, SO_MARK, &p->mark, sizeof(p->mark)) ||
+	    bind(fd, (struct sockaddr *)&src.ss, src.len)) {
+		close(fd);
+		return PROBE_ERROR;
+	}
+	ret = sendto(fd, payload, p->len, 0, (struct sockaddr *)&dst.ss,
+		     dst.len) == p->len ? PROBE_PASSED :
+	      errno == EPERM ? PROBE_EPERM : PROBE_ERROR;
+	close(fd);
+	return ret;
+}
+
+static const char *cgfw_bin(void)
+{
+	const char *b = getenv("CGFW");
+
+	return b ? b : "build/cgfw";
+}
+
+static int run(char *out, size_t size, const char *fmt, ...)
+{
+	char cmd[4096];
+	size_t n = 0;
+	va_list ap;
+	FILE *f;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	n = fread(out, 1, size - 1, f);
+	out[n] = '\0';
+	st = pclose(f);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/*
+ * The counters of "cgfw list -j t", chain by chain, as one string
+ * "out: 1/84 0/0 | sub: ...": packets/bytes of each rule with a counter,
+ * and the policy.
+ */
+static int counters(char *buf, size_t size)
+{
+	static char out[1 << 16];
+	char *p, *next, name[64];
+	size_t len = 0;
+	unsigned long long pk, by;
+
+	if (run(out, sizeof(out), "%s list -j t", cgfw_bin()))
+		return -1;
+	buf[0] = '\0';
+	p = strstr(out, "\"chains\":[");
+	while (p && (p = strstr(p, "{\"name\":\""))) {
+		sscanf(p + 9, "%63[^\"]", name);
+		next = strstr(p + 1, "{\"name\":\"");
+		len += snprintf(buf + len, size - len, "%s:", name);
+		for (char *c = p; (c = strstr(c, "\"packets\":")) &&
+				  (!next || c < next); c++) {
+			if (sscanf(c, "\"packets\":%llu,\"bytes\":%llu", &pk,
+				   &by) == 2)
+				len += snprintf(buf + len, size - len,
+						" %llu/%llu", pk, by);
+		}
+		len += snprintf(buf + len, size - len, " | ");
+		if (len >= size)
+			return -1;
+		p = next;
+	}
+	return 0;
+}
+
+static int write_rules(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -1;
+	fputs(text, f);
+	return fclose(f);
+}
+
+static const char *const root = "/sys/fs/cgroup";
+
+static void setup(char *cg, size_t size)
+{
+	char path[PATH_MAX];
+
+	if (unshare(CLONE_NEWNET | CLONE_NEWNS) ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    mount("none", root, "cgroup2", 0, NULL)) {
+		printf("not ok 1 differential: cannot make namespaces: %s\n",
+		       strerror(errno));
+		exit(1);
+	}
+	snprintf(cg, size, "cgfw-diff-%d", getpid());
+	snprintf(path, sizeof(path), "%s/%s", root, cg);
+	mkdir(path, 0755);
+	probe_lo_up();
+	system("ip -6 addr add fd00::1/128 dev lo nodad && "
+	       "ip -6 addr add fd00::2/128 dev lo nodad && "
+	       "ip -6 addr add fd00::3/128 dev lo nodad");
+}
+
+/* The sender lives in the cgroup; its parent stays out to remove it. */
+static int fork_into(const char *cg)
+{
+	char path[PATH_MAX];
+	pid_t pid;
+	FILE *f;
+	int st;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		snprintf(path, sizeof(path), "%s/%s/cgroup.procs", root, cg);
+		f = fopen(path, "w");
+		if (!f || fprintf(f, "0\n") < 0 || fclose(f)) {
+			printf("not ok 1 differential: cannot join the cgroup\n");
+			exit(1);
+		}
+		return 0;
+	}
+	waitpid(pid, &st, 0);
+	snprintf(path, sizeof(path), "%s/%s", root, cg);
+	rmdir(path);
+	exit(WIFEXITED(st) ? WEXITSTATUS(st) : 1);
+}
+
+int main(int argc, char **argv)
+{
+	int n_rulesets = 100, n_packets = 100, opt, r, i, reported = 0;
+	char cg[64], rules_path[] = "/tmp/cgfw-diff-XXXXXX";
+	static char cnt_nft[8192], cnt_bpf[8192], out[8192];
+	struct packet *pk;
+	int *verdict_nft;
+	unsigned long long seed = 1, pairs = 0, skipped = 0, bad = 0;
+	unsigned long long bad_counters = 0, drops = 0;
+
+	while ((opt = getopt(argc, argv, "s:r:p:")) != -1) {
+		if (opt == 's')
+			seed = strtoull(optarg, NULL, 0);
+		else if (opt == 'r')
+			n_rulesets = atoi(optarg);
+		else if (opt == 'p')
+			n_packets = atoi(optarg);
+	}
+	if (geteuid()) {
+		printf("ok 1 differential # SKIP needs root (namespaces, cgroups)\n");
+		return 0;
+	}
+	rng_state = seed * 0x9E3779B97F4A7C15ULL + 1;
+	setup(cg, sizeof(cg));
+	fork_into(cg);
+	close(mkstemp(rules_path));
+	pk = calloc(n_packets, sizeof(*pk));
+	verdict_nft = calloc(n_packets, sizeof(*verdict_nft));
+
+	for (r = 0; r < n_rulesets; r++) {
+		struct sb s = { .len = 0 };
+
+		ruleset(&s, cg);
+		for (i = 0; i < n_packets; i++)
+			pk[i] = (struct packet){
+				.v6 = rnd(2), .saddr = rnd(4), .daddr = rnd(4),
+				.sport = port(), .dport = port(),
+				.len = rnd(200), .mark = rnd(3),
+			};
+		write_rules(rules_path, s.buf);
+
+		/* the oracle: nft */
+		if (run(out, sizeof(out), "%s apply -b nft %s 2>&1", cgfw_bin(),
+			rules_path)) {
+			skipped++;	/* nft itself refuses the combination */
+			continue;
+		}
+		for (i = 0; i < n_packets; i++)
+			verdict_nft[i] = send_packet(&pk[i]);
+		counters(cnt_nft, sizeof(cnt_nft));
+
+		if (run(out, sizeof(out), "%s apply -b bpf %s 2>&1", cgfw_bin(),
+			rules_path)) {
+			bad++;
+			if (reported++ < 3)
+				printf("# ruleset %d (seed %llu): the bpf backend refused it:\n# %s\n%s",
+				       r, seed, out, s.buf);
+			continue;
+		}
+		for (i = 0; i < n_packets; i++) {
+			int v = send_packet(&pk[i]);
+
+			pairs++;
+			drops += v == PROBE_EPERM;
+			if (v == verdict_nft[i])
+				continue;
+			bad++;
+			if (reported++ < 3) {
+				char desc[256];
+
+				packet_str(&pk[i], desc, sizeof(desc));
+				printf("# ruleset %d (seed %llu), packet %s: nft says %s, bpf says %s\n",
+				       r, seed, desc, probe_str(verdict_nft[i]),
+				       probe_str(v));
+				printf("%s", s.buf);
+			}
+		}
+		counters(cnt_bpf, sizeof(cnt_bpf));
+		if (strcmp(cnt_nft, cnt_bpf)) {
+			bad_counters++;
+			if (reported++ < 3)
+				printf("# ruleset %d (seed %llu): counters differ\n#  nft: %s\n#  bpf: %s\n%s",
+				       r, seed, cnt_nft, cnt_bpf, s.buf);
+		}
+	}
+	run(out, sizeof(out), "%s flush", cgfw_bin());
+	unlink(rules_path);
+	printf("%s 1 differential: %llu (ruleset, packet) pairs, bpf verdict == nft verdict, %llu of them drops (seed %llu, %llu rulesets nft refused)\n",
+	       bad ? "not ok" : "ok", pairs, drops, seed, skipped);
+	printf("%s 2 differential: counters of %d rulesets equal\n",
+	       bad_counters ? "not ok" : "ok", n_rulesets - (int)skipped);
+	return bad || bad_counters;
+}
