@@ -150,7 +150,14 @@ static void match(struct sb *s, int *fam)
 		add(s, "meta nfproto %s ", *fam == 4 ? "ipv4" : "ipv6");
 		break;
 	case 7:
-		add(s, "meta l4proto %s ", rnd(4) ? "udp" : "tcp");
+		if (rnd(2) || *fam == 4) {
+			add(s, "meta l4proto %s ", rnd(4) ? "udp" : "tcp");
+			break;
+		}
+		/* the raw field: 60 when a destination options header comes */
+		*fam = 6;
+		add(s, "ip6 nexthdr %s ", PICK(((const char *const[]){
+			"udp", "60", "0", "{ udp, 60 }" })));
 		break;
 	case 8:
 		if (*fam == 6)
@@ -211,14 +218,51 @@ static void ruleset(struct sb *s, const char *cg)
 
 struct packet {
 	int v6, saddr, daddr, sport, dport, len, mark;
+	int exthdr;	/* IPv6: 0, or IPV6_HOPOPTS / IPV6_DSTOPTS */
+	int extlen;	/* its length in 8-byte units, minus one */
 };
 
 static void packet_str(const struct packet *p, char *buf, size_t size)
 {
-	snprintf(buf, size, "udp %s:%d -> %s:%d, %d bytes, mark %d",
+	snprintf(buf, size, "udp %s:%d -> %s:%d, %d bytes, mark %d%s",
 		 p->v6 ? v6[p->saddr] : v4[p->saddr], p->sport,
 		 p->v6 ? v6[p->daddr] : v4[p->daddr], p->dport, p->len,
-		 p->mark);
+		 p->mark, !p->exthdr ? "" :
+		 p->exthdr == IPV6_HOPOPTS ? ", hop-by-hop header" :
+					     ", destination options header");
+}
+
+/* sendmsg, with an IPv6 extension header as ancillary data if asked */
+static ssize_t send_with_exthdr(int fd, const struct packet *p,
+				const struct probe_addr *dst, char *payload)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(256)];
+	} ctl;
+	struct iovec iov = { payload, p->len };
+	struct msghdr msg = {
+		.msg_name = (void *)&dst->ss, .msg_namelen = dst->len,
+		.msg_iov = &iov, .msg_iovlen = 1,
+	};
+	size_t hlen = (p->extlen + 1) * 8;
+	struct cmsghdr *c;
+	uint8_t *opt;
+
+	if (p->exthdr) {
+		memset(&ctl, 0, sizeof(ctl));
+		msg.msg_control = ctl.buf;
+		msg.msg_controllen = CMSG_SPACE(hlen);
+		c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = IPPROTO_IPV6;
+		c->cmsg_type = p->exthdr;
+		c->cmsg_len = CMSG_LEN(hlen);
+		opt = CMSG_DATA(c);
+		opt[1] = p->extlen;	/* the kernel sets the next header */
+		opt[2] = 1;		/* PadN over the rest */
+		opt[3] = hlen - 4;
+	}
+	return sendmsg(fd, &msg, 0);
 }
 
 /* Send one datagram: PROBE_PASSED, PROBE_EPERM or PROBE_ERROR. */
@@ -239,8 +283,7 @@ static int send_packet(const struct packet *p)
 		close(fd);
 		return PROBE_ERROR;
 	}
-	ret = sendto(fd, payload, p->len, 0, (struct sockaddr *)&dst.ss,
-		     dst.len) == p->len ? PROBE_PASSED :
+	ret = send_with_exthdr(fd, p, &dst, payload) == p->len ? PROBE_PASSED :
 	      errno == EPERM ? PROBE_EPERM : PROBE_ERROR;
 	close(fd);
 	return ret;
@@ -375,7 +418,7 @@ int main(int argc, char **argv)
 	struct packet *pk;
 	int *verdict_nft;
 	unsigned long long seed = 1, pairs = 0, skipped = 0, bad = 0;
-	unsigned long long bad_counters = 0, drops = 0;
+	unsigned long long bad_counters = 0, drops = 0, errors = 0, ext = 0;
 
 	while ((opt = getopt(argc, argv, "s:r:p:")) != -1) {
 		if (opt == 's')
@@ -406,6 +449,12 @@ int main(int argc, char **argv)
 				.sport = port(), .dport = port(),
 				.len = rnd(200), .mark = rnd(3),
 			};
+		for (i = 0; i < n_packets; i++) {
+			if (!pk[i].v6 || rnd(3))
+				continue;
+			pk[i].exthdr = rnd(2) ? IPV6_DSTOPTS : IPV6_HOPOPTS;
+			pk[i].extlen = rnd(4);
+		}
 		write_rules(rules_path, s.buf);
 
 		/* the oracle: nft */
@@ -431,6 +480,9 @@ int main(int argc, char **argv)
 
 			pairs++;
 			drops += v == PROBE_EPERM;
+			ext += pk[i].exthdr != 0;
+			/* a datagram that was not sent tests nothing */
+			errors += v == PROBE_ERROR || verdict_nft[i] == PROBE_ERROR;
 			if (v == verdict_nft[i])
 				continue;
 			bad++;
@@ -454,9 +506,11 @@ int main(int argc, char **argv)
 	}
 	run(out, sizeof(out), "%s flush", cgfw_bin());
 	unlink(rules_path);
-	printf("%s 1 differential: %llu (ruleset, packet) pairs, bpf verdict == nft verdict, %llu of them drops (seed %llu, %llu rulesets nft refused)\n",
-	       bad ? "not ok" : "ok", pairs, drops, seed, skipped);
+	printf("%s 1 differential: %llu (ruleset, packet) pairs, bpf verdict == nft verdict, %llu of them drops, %llu with an IPv6 extension header (seed %llu, %llu rulesets nft refused)\n",
+	       bad || errors ? "not ok" : "ok", pairs, drops, ext, seed, skipped);
+	if (errors)
+		printf("# %llu datagrams could not be sent at all\n", errors);
 	printf("%s 2 differential: counters of %d rulesets equal\n",
 	       bad_counters ? "not ok" : "ok", n_rulesets - (int)skipped);
-	return bad || bad_counters;
+	return bad || bad_counters || errors;
 }
