@@ -49,7 +49,7 @@ KSFT_H := $(KSFT)/kselftest_harness.h
 TEST_PROGS := $(BUILD)/tests/test_rewrite $(BUILD)/tests/cgfw_selftest \
 	$(BUILD)/tests/difftest
 
-.PHONY: all deps check check-run demo demo-run bench kernel vm-check \
+.PHONY: all deps check check-run demo demo-run bench bench-run kernel vm-check \
 	clean docs lint
 
 all: $(CGFW) $(LIB_SO) $(TRAFFIC) $(TEST_PROGS) docs
@@ -82,7 +82,16 @@ demo-run: $(CGFW) $(TRAFFIC)
 	$(Q)tools/demo.sh $(BUILD)
 
 bench: deps
-	@echo "make bench: no benchmark yet; the bpf backend's benchmark comes with it (docs/benchmarks.rst)"
+	$(Q)$(MAKE) --no-print-directory bench-run
+
+# Not part of check: timings are compared within one run (docs/benchmarks.rst).
+bench-run: $(CGFW) $(BUILD)/bench/cgfw_bench
+	$(Q)bench/run.sh $(BUILD)
+
+$(BUILD)/bench/cgfw_bench: bench/cgfw_bench.c selftests/netprobe.h
+	$(call msg,CC,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< $(PKG_LIBS)
 
 kernel vm-check:
 	@echo "make $@: the kernel series (nf_tables cgroup family) is not written yet; see docs/status.rst" >&2

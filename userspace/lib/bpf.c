@@ -10,7 +10,7 @@
 
 #include <bpf/libbpf.h>
 
-#include "bpf/bpf.h"
+#include "bpf/prog.h"
 
 static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 {

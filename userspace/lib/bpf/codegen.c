@@ -27,7 +27,7 @@
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
 
-#include "bpf.h"
+#include "prog.h"
 
 /* nft's jump stack is 16 deep; inlining follows it. */
 #define MAX_DEPTH 16
@@ -292,6 +292,27 @@ static void gen_prologue(struct cg *g)
 	E(I_MOV64_IMM(R_L4PROTO, -1));
 	E(I_MOV64_IMM(R_THOFF, -1));
 	em_bind(g->em, body);
+
+	/*
+	 * Every path above ends here with its own known values, and the
+	 * verifier would check each of them through every rule. Passed
+	 * through skb->cb (saved and restored around the program by the
+	 * kernel), the values become unknown to it, and with the scratch
+	 * space zeroed all paths continue as one state.
+	 */
+	E(I_STX(BPF_W, R_CTX, R_NFPROTO, offsetof(struct __sk_buff, cb[0])));
+	E(I_STX(BPF_W, R_CTX, R_THOFF, offsetof(struct __sk_buff, cb[1])));
+	E(I_STX(BPF_W, R_CTX, R_L4PROTO, offsetof(struct __sk_buff, cb[2])));
+	for (i = 0; i < 8; i++)
+		E(I_ST(BPF_DW, BPF_REG_10, S + i * 8, 0));
+	E(I_LDX(BPF_W, R_NFPROTO, R_CTX, offsetof(struct __sk_buff, cb[0])));
+	E(I_LDX(BPF_W, R_THOFF, R_CTX, offsetof(struct __sk_buff, cb[1])));
+	E(I_LDX(BPF_W, R_L4PROTO, R_CTX, offsetof(struct __sk_buff, cb[2])));
+	/* cb holds 32 bits: -1 comes back as 0xffffffff */
+	E(I_ALU64_IMM(BPF_LSH, R_THOFF, 32));
+	E(I_ALU64_IMM(BPF_ARSH, R_THOFF, 32));
+	E(I_ALU64_IMM(BPF_LSH, R_L4PROTO, 32));
+	E(I_ALU64_IMM(BPF_ARSH, R_L4PROTO, 32));
 }
 
 /* ---- expressions ---- */
@@ -304,6 +325,49 @@ static const void *attr_data(struct nftnl_expr *e, uint16_t attr,
 	if (!d)
 		*len = 0;
 	return d;
+}
+
+/* bpf_skb_load_bytes(): reads beyond the linear area too */
+static void gen_payload_helper(struct cg *g, bool th, uint32_t off,
+			       uint32_t len, int dst, int brk)
+{
+	load_bytes(g, th ? R_THOFF : -1, off, dst, len);
+	em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, brk);
+}
+
+/*
+ * Straight from the packet when the bytes are in its linear area (no
+ * helper call); through the helper otherwise.
+ */
+static void gen_payload_direct(struct cg *g, bool th, uint32_t off,
+			       uint32_t len, int dst, int brk)
+{
+	int slow = em_label(g->em), done = em_label(g->em);
+	static const int size[17] = { [1] = BPF_B, [2] = BPF_H, [4] = BPF_W,
+				      [16] = BPF_W };
+	uint32_t i;
+
+	/* the verifier wants the offset bounded well below 64k */
+	if (th)
+		em_jmp_imm(g->em, BPF_JGT, R_THOFF, 0x7fff, slow);
+	E(I_LDX(BPF_W, BPF_REG_2, R_CTX, offsetof(struct __sk_buff, data)));
+	E(I_LDX(BPF_W, BPF_REG_3, R_CTX,
+		offsetof(struct __sk_buff, data_end)));
+	if (th)
+		E(I_ALU64_REG(BPF_ADD, BPF_REG_2, R_THOFF));
+	if (off)
+		E(I_ALU64_IMM(BPF_ADD, BPF_REG_2, off));
+	E(I_MOV64_REG(BPF_REG_4, BPF_REG_2));
+	E(I_ALU64_IMM(BPF_ADD, BPF_REG_4, len));
+	em_jmp_reg(g->em, BPF_JGT, BPF_REG_4, BPF_REG_3, slow);
+	for (i = 0; i < len; i += len < 4 ? len : 4) {
+		E(I_LDX(size[len], BPF_REG_1, BPF_REG_2, i));
+		E(I_STX(size[len], BPF_REG_10, BPF_REG_1, dst + i));
+	}
+	em_goto(g->em, done);
+	em_bind(g->em, slow);
+	gen_payload_helper(g, th, off, len, dst, brk);
+	em_bind(g->em, done);
 }
 
 static void gen_payload(struct cg *g, struct nftnl_expr *e, int brk)
@@ -328,13 +392,14 @@ static void gen_payload(struct cg *g, struct nftnl_expr *e, int brk)
 		return;
 	if (len % 4)	/* nft zeroes the last, partial word */
 		E(I_ST(BPF_W, BPF_REG_10, dst + len / 4 * 4, 0));
-	if (base == NFT_PAYLOAD_TRANSPORT_HEADER) {
-		em_jmp_imm(g->em, BPF_JSLT, R_THOFF, 0, brk);
-		load_bytes(g, R_THOFF, off, dst, len);
-	} else {
-		load_bytes(g, -1, off, dst, len);
-	}
-	em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, brk);
+	if (base == NFT_PAYLOAD_TRANSPORT_HEADER)
+		em_jmp_imm(g->em, BPF_JSLT, R_THOFF, 0, brk);	/* none */
+	if (len == 1 || len == 2 || len == 4 || len == 16)
+		gen_payload_direct(g, base == NFT_PAYLOAD_TRANSPORT_HEADER,
+				   off, len, dst, brk);
+	else
+		gen_payload_helper(g, base == NFT_PAYLOAD_TRANSPORT_HEADER,
+				   off, len, dst, brk);
 }
 
 static void gen_meta(struct cg *g, struct nftnl_expr *e, int brk)

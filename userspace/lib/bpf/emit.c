@@ -241,9 +241,15 @@ int em_finish(struct emitter *em)
 		const struct em_fixup *f = &em->fixups[i];
 
 		off = (long)em->labels[f->label] - (long)f->insn - 1;
-		if (off < INT16_MIN || off > INT16_MAX)
+		if (off >= INT16_MIN && off <= INT16_MAX) {
+			em->insns[f->insn].off = off;
+			continue;
+		}
+		/* "gotol": a 32-bit offset, for unconditional jumps only */
+		if (em->insns[f->insn].code != (BPF_JMP | BPF_JA))
 			return em->err = -E2BIG;
-		em->insns[f->insn].off = off;
+		em->insns[f->insn].code = BPF_JMP32 | BPF_JA;
+		em->insns[f->insn].imm = off;
 	}
 	return 0;
 }
@@ -301,8 +307,12 @@ static void dump_insn(struct strbuf *sb, const struct bpf_insn *in, size_t i)
 				((unsigned long long)(uint32_t)in[1].imm << 32));
 		break;
 	case BPF_JMP32:
-		sb_addf(sb, "if w%d %s %d goto %+d <%zu>", in->dst_reg,
-			jmp_ops[op], in->imm, in->off, i + 1 + in->off);
+		if (BPF_OP(in->code) == BPF_JA)
+			sb_addf(sb, "gotol %+d <%zu>", in->imm,
+				i + 1 + in->imm);
+		else
+			sb_addf(sb, "if w%d %s %d goto %+d <%zu>", in->dst_reg,
+				jmp_ops[op], in->imm, in->off, i + 1 + in->off);
 		break;
 	case BPF_JMP:
 		if (BPF_OP(in->code) == BPF_CALL)

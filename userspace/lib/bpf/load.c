@@ -27,7 +27,7 @@
 #include <libnftnl/set.h>
 #include <linux/netfilter.h>
 
-#include "bpf.h"
+#include "prog.h"
 
 #define BPFFS "/sys/fs/bpf"
 #define PIN_ROOT BPFFS "/cgfw"

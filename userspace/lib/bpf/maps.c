@@ -16,7 +16,7 @@
 #include <libnftnl/set.h>
 #include <linux/netfilter/nf_tables.h>
 
-#include "bpf.h"
+#include "prog.h"
 
 /* Room for elements added later to a named set (add element). */
 #define SET_HEADROOM 256

@@ -9,8 +9,8 @@
  * transport header offset (-1: none, as for a later fragment), r9 the layer
  * 4 protocol (-1: unknown); nft's 16 32-bit registers live on the stack.
  */
-#ifndef CGFW_BPF_BPF_H
-#define CGFW_BPF_BPF_H
+#ifndef CGFW_BPF_PROG_H
+#define CGFW_BPF_PROG_H
 
 #include "emit.h"
 
@@ -71,4 +71,4 @@ int bpf_list(struct cgfw_ctx *ctx, const char *name, struct cgfw_listing *l);
 /* The map index a BPF_PSEUDO_MAP_FD load refers to before loading. */
 #define MAP_IDX_BIAS 0x40000000
 
-#endif /* CGFW_BPF_BPF_H */
+#endif /* CGFW_BPF_PROG_H */
