@@ -317,6 +317,7 @@ int main(int argc, char **argv)
 			ret = bench_rules(argc - 2, argv + 2);
 		else
 			ret = bench_pps(argc > 2 ? atoi(argv[2]) : 5);
+		fflush(stdout);
 		_exit(ret);
 	}
 	waitpid(pid, &st, 0);

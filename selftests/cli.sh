@@ -53,6 +53,23 @@ check "help exits 0 and names every command" \
 	bash -c "'$CGFW' help | grep -q 'cgfw apply' && '$CGFW' help | grep -q 'cgfw status'"
 check "no command is bad usage (exit 2)" \
 	bash -c "'$CGFW' >/dev/null 2>&1; [ \$? -eq 2 ]"
+big() {	# a table of N non-matching rules
+	printf 'table cgroup big {\n\tchain out {\n\t\ttype filter hook egress cgroup "%s" priority 0; policy accept;\n' "$cg"
+	seq 10000 $((10000 + $1 - 1)) | sed 's/.*/\t\tudp dport & counter accept/'
+	printf '\t}\n}\n'
+}
+big 5000 > "$work/big5000.nft"
+big 1000 > "$work/big1000.nft"
+check "a 5000-rule table applies with nft, and again (one ACK, not 5000)" \
+	bash -c "'$CGFW' apply -b nft '$work/big5000.nft' && '$CGFW' apply -b nft '$work/big5000.nft' &&
+		 [ \$('$CGFW' list big | grep -c 'counter packets') -eq 5000 ]"
+check "a 1000-rule table applies with bpf, and replaces the nft one" \
+	bash -c "'$CGFW' apply -b bpf '$work/big1000.nft' &&
+		 [ \$('$CGFW' list big | grep -c 'counter packets') -eq 1000 ] &&
+		 [ -z \"\$(nft list tables)\" ]"
+check "compile -b bpf prints annotated programs" \
+	bash -c "cd '$work' && '$CGFW' compile -b bpf web.nft | grep -q '^; chain egress, rule at web.nft:[0-9]*\$' &&
+		 '$CGFW' compile -b bpf web.nft | grep -q 'egress program for cgroup'"
 check "flush leaves nothing of cgfw" \
 	bash -c "'$CGFW' flush && [ -z \"\$(nft list tables)\" ] && [ -z \"\$('$CGFW' list -j | grep -o web)\" ]"
 exit $fail

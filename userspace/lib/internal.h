@@ -261,6 +261,7 @@ struct nl_origin {
 struct nl_batch {
 	char *buf;
 	size_t len, bufsize;
+	size_t last;		/* offset of the last message */
 	uint32_t seq, first_seq;
 	struct nl_origin *origins;
 	size_t n_origins, cap_origins;

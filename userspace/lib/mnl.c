@@ -3,8 +3,8 @@
  * Netlink: nf_tables batches and dumps over libmnl.
  *
  * A batch remembers, for every message, where in the user's text the object
- * came from. When the kernel refuses a message, its extended ACK names the
- * message by sequence number, and the error is reported at that place.
+ * came from. When the kernel refuses a message, its error names the message
+ * by sequence number, and the error is reported at that place.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,8 +118,9 @@ struct nlmsghdr *nl_batch_next(struct nl_batch *nb, uint16_t type,
 	o->seq = nb->seq;
 	o->loc = loc;
 	o->what = what;
-	return nftnl_nlmsg_build_hdr(nb->buf + nb->len, type, family,
-				     flags | NLM_F_ACK, nb->seq++);
+	nb->last = nb->len;
+	return nftnl_nlmsg_build_hdr(nb->buf + nb->len, type, family, flags,
+				     nb->seq++);
 }
 
 void nl_batch_done(struct nl_batch *nb)
@@ -174,8 +175,12 @@ int nl_batch_commit(struct cgfw_ctx *ctx, struct mnl_socket *nl,
 	char rbuf[MNL_SOCKET_BUFFER_SIZE * 4];
 	const struct nl_origin *o;
 	const struct nlmsghdr *nlh;
-	unsigned int acks = 0;
+	struct nlmsghdr *last;
 	int ret, first_err = 0, fd, bufsz;
+	uint32_t last_seq;
+	bool done = false;
+	struct strbuf why;
+	const char *msg;
 	ssize_t n;
 
 	if (nb->err) {
@@ -183,18 +188,29 @@ int nl_batch_commit(struct cgfw_ctx *ctx, struct mnl_socket *nl,
 			strerror(-nb->err));
 		return nb->err;
 	}
+	if (!nb->n_origins)
+		return 0;
+	/*
+	 * Only the last message asks for an ACK: the kernel reports every
+	 * message that fails anyway, and the last one's answer comes last.
+	 * An ACK for each would overflow the socket's buffer on large
+	 * rulesets, and then nobody knows whether the batch took effect.
+	 */
+	last = (struct nlmsghdr *)(nb->buf + nb->last);
+	last->nlmsg_flags |= NLM_F_ACK;
+	last_seq = last->nlmsg_seq;
 	nb->err = batch_reserve(nb, NLMSG_HDRLEN + 64);
 	if (nb->err)
 		return nb->err;
 	nftnl_batch_end(nb->buf + nb->len, nb->seq++);
 	nb->len += NLMSG_ALIGN(((struct nlmsghdr *)(nb->buf + nb->len))->nlmsg_len);
 
-	/* the whole batch in one message, and room for one ACK each */
+	/* the whole batch in one message */
 	fd = mnl_socket_get_fd(nl);
 	bufsz = nb->len + 65536;
 	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &bufsz, sizeof(bufsz)))
 		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bufsz, sizeof(bufsz));
-	bufsz = nb->n_origins * 256 + 65536;
+	bufsz = 1 << 22;	/* room for the errors of a failed batch */
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &bufsz, sizeof(bufsz)))
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bufsz, sizeof(bufsz));
 
@@ -205,8 +221,7 @@ int nl_batch_commit(struct cgfw_ctx *ctx, struct mnl_socket *nl,
 		return ret;
 	}
 
-	/* One ACK per message; an error stops the transaction. */
-	while (acks < nb->n_origins) {
+	while (!done) {
 		n = mnl_socket_recvfrom(nl, rbuf, sizeof(rbuf));
 		if (n < 0) {
 			ret = -errno;
@@ -220,29 +235,25 @@ int nl_batch_commit(struct cgfw_ctx *ctx, struct mnl_socket *nl,
 
 			if (nlh->nlmsg_type != NLMSG_ERROR)
 				continue;
-			acks++;
 			e = mnl_nlmsg_get_payload(nlh);
-			if (!e->error)
+			if (nlh->nlmsg_seq == last_seq)
+				done = true;
+			if (!e->error || first_err)
 				continue;
+			/* the first failure is the cause; later ones follow */
 			o = origin_of(nb, nlh->nlmsg_seq);
-			if (!first_err) {
-				const char *msg = extack_msg(nlh);
-				struct strbuf why;
-
-				sb_init(&why);
-				sb_addf(&why, "the kernel refused %s: %s",
-					o && o->what ? o->what : "the ruleset",
-					strerror(-e->error));
-				if (msg)
-					sb_addf(&why, " (%s)", msg);
-				sb_adds(&why, "; nothing was changed");
-				ctx_err_at(ctx, src, o ? o->loc : NULL, "%s",
-					   why.buf ? why.buf : "out of memory");
-				sb_release(&why);
-				first_err = e->error;
-			}
-			/* the rest of the batch is not processed */
-			acks = nb->n_origins;
+			msg = extack_msg(nlh);
+			sb_init(&why);
+			sb_addf(&why, "the kernel refused %s: %s",
+				o && o->what ? o->what : "the ruleset",
+				strerror(-e->error));
+			if (msg)
+				sb_addf(&why, " (%s)", msg);
+			sb_adds(&why, "; nothing was changed");
+			ctx_err_at(ctx, src, o ? o->loc : NULL, "%s",
+				   why.buf ? why.buf : "out of memory");
+			sb_release(&why);
+			first_err = e->error;
 		}
 	}
 	return first_err;

@@ -241,13 +241,22 @@ int em_finish(struct emitter *em)
 		const struct em_fixup *f = &em->fixups[i];
 
 		off = (long)em->labels[f->label] - (long)f->insn - 1;
-		if (off >= INT16_MIN && off <= INT16_MAX) {
+		/*
+		 * The kernel rewrites some instructions into several (context
+		 * accesses), which stretches jumps over them: keep a margin.
+		 */
+		if (off >= INT16_MIN / 4 && off <= INT16_MAX / 4) {
 			em->insns[f->insn].off = off;
 			continue;
 		}
 		/* "gotol": a 32-bit offset, for unconditional jumps only */
-		if (em->insns[f->insn].code != (BPF_JMP | BPF_JA))
+		if (em->insns[f->insn].code != (BPF_JMP | BPF_JA)) {
+			if (off >= INT16_MIN / 2 && off <= INT16_MAX / 2) {
+				em->insns[f->insn].off = off;
+				continue;
+			}
 			return em->err = -E2BIG;
+		}
 		em->insns[f->insn].code = BPF_JMP32 | BPF_JA;
 		em->insns[f->insn].imm = off;
 	}

@@ -236,6 +236,7 @@ static void rule_text(struct strbuf *sb, const struct cgfw_source *src,
  * What "cgfw list" shows, kept in the kernel with the programs:
  *	chain NAME base DIR PRIORITY POLICY PATH | chain NAME regular
  *	rule CHAIN TEXT
+ *	set NAME ELEMENTS		(a named set: its map is set-NAME)
  *	slot PROGKEY INDEX CHAIN RULE	(RULE: number in its chain, -1 policy)
  */
 static char *describe(const struct bpf_table *bt)
@@ -262,6 +263,12 @@ static char *describe(const struct bpf_table *bt)
 			sb_adds(&sb, "\n");
 		}
 	}
+	for (i = 0; i < bt->n_maps; i++)
+		if (bt->maps[i].set && !bt->maps[i].set->anonymous)
+			sb_addf(&sb, "set %s %u\n",
+				nftnl_set_get_str(bt->maps[i].set->nl,
+						  NFTNL_SET_NAME),
+				bt->maps[i].n_elems);
 	for (i = 0; i < bt->n_progs; i++) {
 		p = &bt->progs[i];
 		prog_key(key, sizeof(key), "count", p);
@@ -598,12 +605,13 @@ static int list_table(const char *name, const char *dir, struct inst_table *t)
 	char *desc = read_desc(dir), *line, *save = NULL, *p;
 	struct desc_chain *chains = NULL, *c = NULL;
 	size_t n_chains = 0, i, j;
-	struct strbuf sb;
+	struct strbuf sb, sets;
 	int ret = 0;
 
 	if (!desc)
 		return -ENOENT;
 	memset(t, 0, sizeof(*t));
+	sb_init(&sets);
 	t->backend = "bpf";
 	t->name = strdup(name);
 	t->kernel_name = strdup(dir);
@@ -658,6 +666,13 @@ static int list_table(const char *name, const char *dir, struct inst_table *t)
 			c->rules = v;
 			p = strchr(line + 5, ' ');
 			c->rules[c->n_rules++] = strdup(p ? p + 1 : "");
+		} else if (!strncmp(line, "set ", 4)) {
+			char sname[256];
+			unsigned int n;
+
+			if (sscanf(line, "set %255s %u", sname, &n) == 2)
+				sb_addf(&sets, "\tset %s {\n\t\t# %u elements, map %s/set-%s\n\t}\n",
+					sname, n, dir, sname);
 		} else if (!strncmp(line, "slot ", 5)) {
 			char key[128], cname[256];
 			unsigned int slot;
@@ -689,6 +704,9 @@ static int list_table(const char *name, const char *dir, struct inst_table *t)
 	/* nft's shape: "table ... {", chains, their rules, "}" */
 	sb_init(&sb);
 	sb_addf(&sb, "table bpf %s {\n", name);
+	if (sets.buf)
+		sb_adds(&sb, sets.buf);
+	sb_release(&sets);
 	for (i = 0; i < n_chains; i++) {
 		c = &chains[i];
 		sb_addf(&sb, "\tchain %s {\n", c->name);
