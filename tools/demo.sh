@@ -66,8 +66,9 @@ sleep 0.3
 say "3. The policy (docs/examples/web.nft, bound to $cg)"
 sed "s|\"web.slice\"|\"$cg\"|" docs/examples/web.nft > "$work/web.nft"
 grep -v '^#' "$work/web.nft" | sed '/^$/d; s/^/   /'
-in_ns "$CGFW" apply "$work/web.nft" || exit 1
-echo "   applied: cgfw apply (backend $(in_ns "$CGFW" list -j web | grep -o '"backend":"[^"]*"' | cut -d'"' -f4))"
+in_ns "$CGFW" apply ${DEMO_BACKEND:+-b "$DEMO_BACKEND"} "$work/web.nft" || exit 1
+backend=$(in_ns "$CGFW" list -j web | grep -o '"backend":"[^"]*"' | cut -d'"' -f4)
+echo "   applied: cgfw apply${DEMO_BACKEND:+ -b $DEMO_BACKEND} (backend $backend; DEMO_BACKEND=nft|bpf|both picks one)"
 
 say "4. Traffic"
 printf '   %-22s %-28s %s\n' "from" "to" "verdict"
@@ -93,7 +94,16 @@ probe outside "tcp outside's :2222" tcp 127.0.0.1 2222
 say "5. What is installed, with the counters (cgfw list web)"
 in_ns "$CGFW" list web | sed 's/^/   /'
 
-say "6. The same table as nft sees it (nft list table inet cgfw_web)"
-in_ns nft list table inet cgfw_web | sed 's/^/   /'
+if [ "$backend" = bpf ]; then
+	say "6. What the kernel has: the programs on the cgroup, and cgfw's pins"
+	bpftool cgroup show "$root/$cg" | sed 's/^/   /'
+	ls /sys/fs/bpf/cgfw/web | sed 's/^/   /'
+	say "7. The egress program's first rule, as compiled (cgfw compile -b bpf)"
+	"$CGFW" compile -b bpf "$work/web.nft" |
+		sed -n '/rule at .*:21/,/; chain/p' | head -30 | sed 's/^/   /'
+else
+	say "6. The same table as nft sees it (nft list table inet cgfw_web)"
+	in_ns nft list table inet cgfw_web | sed 's/^/   /'
+fi
 
 say "Done: cleaning up the namespace and the cgroup."
