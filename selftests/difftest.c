@@ -201,6 +201,29 @@ static void rule(struct sb *s, bool may_jump)
 	add(s, "\n");
 }
 
+/*
+ * A run of rules alike but for one constant (the bpf backend makes them
+ * one lookup): duplicates, counters, mixed verdicts, a shared prefix.
+ */
+static void run_of_rules(struct sb *s)
+{
+	static const char *const verdicts[] = {
+		"accept", "drop", "return", "goto sub",
+	};
+	static const char *const prefixes[] = {
+		"", "meta l4proto udp ", "ip daddr 127.0.0.0/30 ",
+		"ip6 daddr { ::1, fd00::1 } ", "meta mark 1 ",
+	};
+	const char *prefix = PICK(prefixes);
+	bool counter = rnd(2), same = rnd(2);
+	const char *v = PICK(verdicts);
+	int i, n = 16 + rnd(24);
+
+	for (i = 0; i < n; i++)
+		add(s, "\t\t%sudp dport %d %s%s\n", prefix, port(),
+		    counter ? "counter " : "", same ? v : PICK(verdicts));
+}
+
 static void ruleset(struct sb *s, const char *cg)
 {
 	int i, n = 1 + rnd(8);
@@ -208,8 +231,11 @@ static void ruleset(struct sb *s, const char *cg)
 	add(s, "table cgroup t {\n\tchain out {\n"
 	       "\t\ttype filter hook egress cgroup \"%s\" priority 0; policy %s;\n",
 	    cg, rnd(2) ? "accept" : "drop");
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		if (!rnd(12))
+			run_of_rules(s);
 		rule(s, true);
+	}
 	add(s, "\t}\n\tchain sub {\n");
 	for (i = 0, n = 1 + rnd(3); i < n; i++)
 		rule(s, false);

@@ -48,17 +48,33 @@ int bpf_check(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs)
 	return ret;
 }
 
+/* Every table compiled before the first is loaded: all can be done. */
 static int bpf_apply(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs)
 {
 	libbpf_print_fn_t old = libbpf_set_print(quiet);
 	const struct ir_table *t;
-	int ret = bpf_check(ctx, rs);
+	struct bpf_table *bt;
+	size_t n = 0, i;
+	int ret = 0;
 
+	list_for_each_entry(t, &rs->tables, list)
+		n++;
+	bt = calloc(n + 1, sizeof(*bt));
+	if (!bt)
+		return -ENOMEM;
+	i = 0;
 	list_for_each_entry(t, &rs->tables, list) {
+		ret = bpf_table_name_ok(ctx, rs, t);
+		ret = ret ? : bpf_table_compile(ctx, rs, t, &bt[i]);
 		if (ret)
 			break;
-		ret = bpf_table_apply(ctx, rs, t);
+		i++;
 	}
+	for (i = 0; !ret && i < n; i++)
+		ret = bpf_table_apply(ctx, &bt[i]);
+	for (i = 0; i < n; i++)
+		bpf_table_release(&bt[i]);
+	free(bt);
 	libbpf_set_print(old);
 	return ret;
 }

@@ -784,6 +784,42 @@ static void gen_verdict(struct cg *g, int32_t verdict, const char *chain,
 	refuse(g, "verdict %d", verdict);
 }
 
+/*
+ * One case per distinct { verdict, chain } of @n values (each @stride
+ * s32 long, verdict and chain first); the value found is at scratch
+ * +32 (verdict) and +36 (chain).
+ */
+static void gen_dispatch(struct cg *g, const int32_t *v, uint32_t stride,
+			 uint32_t n, int brk, int ret, int accept)
+{
+	uint32_t i, j;
+	int32_t verdict;
+
+	for (i = 0; i < n; i++) {
+		int other = em_label(g->em), seen = 0;
+		const int32_t *vi = v + i * stride;
+
+		for (j = 0; j < i && !seen; j++)
+			seen = v[j * stride] == vi[0] &&
+			       v[j * stride + 1] == vi[1];
+		if (seen)
+			continue;
+		/* r1, r2 do not survive calls: reload them */
+		E(I_LDX(BPF_W, BPF_REG_1, BPF_REG_10, STK_SCRATCH + 32));
+		E(I_LDX(BPF_W, BPF_REG_2, BPF_REG_10, STK_SCRATCH + 36));
+		em_jmp32_imm(g->em, BPF_JNE, BPF_REG_1, vi[0], other);
+		em_jmp32_imm(g->em, BPF_JNE, BPF_REG_2, vi[1], other);
+		verdict = vi[0];
+		gen_verdict(g, verdict,
+			    verdict == NFT_JUMP || verdict == NFT_GOTO ?
+			    chain_by_index(g, vi[1])->name : NULL,
+			    brk, ret, accept);
+		em_goto(g->em, brk);
+		em_bind(g->em, other);
+	}
+	em_goto(g->em, brk);
+}
+
 static void gen_lookup(struct cg *g, struct nftnl_expr *e, int brk, int ret,
 		       int accept)
 {
@@ -791,7 +827,7 @@ static void gen_lookup(struct cg *g, struct nftnl_expr *e, int brk, int ret,
 	uint32_t flags = nftnl_expr_get_u32(e, NFTNL_EXPR_LOOKUP_FLAGS);
 	size_t idx = set_map_index(g, name);
 	struct bpf_map_spec *m;
-	int key, i, dreg = -1;
+	int key, dreg = -1;
 	uint32_t n;
 
 	if (idx == SIZE_MAX) {
@@ -825,38 +861,12 @@ static void gen_lookup(struct cg *g, struct nftnl_expr *e, int brk, int ret,
 	if (dreg < 0)
 		return;
 	if (dreg == NFT_REG_VERDICT) {
-		/* value: { s32 verdict; u32 chain }: one case per verdict */
-		const int32_t *v = m->values;
-
+		/* value: { s32 verdict; u32 chain } */
 		E(I_LDX(BPF_W, BPF_REG_1, BPF_REG_0, 0));
 		E(I_STX(BPF_W, BPF_REG_10, BPF_REG_1, STK_SCRATCH + 32));
 		E(I_LDX(BPF_W, BPF_REG_1, BPF_REG_0, 4));
 		E(I_STX(BPF_W, BPF_REG_10, BPF_REG_1, STK_SCRATCH + 36));
-		for (n = 0; n < m->n_elems; n++) {
-			int other = em_label(g->em), seen = 0;
-			uint32_t j;
-
-			for (j = 0; j < n && !seen; j++)
-				seen = v[2 * j] == v[2 * n] &&
-				       v[2 * j + 1] == v[2 * n + 1];
-			if (seen)
-				continue;
-			/* r1, r2 do not survive calls: reload them */
-			E(I_LDX(BPF_W, BPF_REG_1, BPF_REG_10, STK_SCRATCH + 32));
-			E(I_LDX(BPF_W, BPF_REG_2, BPF_REG_10, STK_SCRATCH + 36));
-			em_jmp32_imm(g->em, BPF_JNE, BPF_REG_1, v[2 * n],
-				     other);
-			em_jmp32_imm(g->em, BPF_JNE, BPF_REG_2, v[2 * n + 1],
-				     other);
-			i = v[2 * n];
-			gen_verdict(g, i,
-				    i == NFT_JUMP || i == NFT_GOTO ?
-				    chain_by_index(g, v[2 * n + 1])->name : NULL,
-				    brk, ret, accept);
-			em_goto(g->em, brk);
-			em_bind(g->em, other);
-		}
-		em_goto(g->em, brk);
+		gen_dispatch(g, m->values, 2, m->n_elems, brk, ret, accept);
 		return;
 	}
 	key = reg_off(g, dreg, m->value_size);
@@ -888,13 +898,43 @@ static void gen_immediate(struct cg *g, struct nftnl_expr *e, int next,
 		store_data(g, off, data, len);
 }
 
+static void gen_expr(struct cg *g, struct nftnl_expr *e, int next, int ret,
+		     int accept)
+{
+	const char *name = nftnl_expr_get_str(e, NFTNL_EXPR_NAME);
+
+	if (!strcmp(name, "payload"))
+		gen_payload(g, e, next);
+	else if (!strcmp(name, "meta"))
+		gen_meta(g, e, next);
+	else if (!strcmp(name, "cmp"))
+		gen_cmp(g, e, next);
+	else if (!strcmp(name, "range"))
+		gen_range(g, e, next);
+	else if (!strcmp(name, "bitwise"))
+		gen_bitwise(g, e);
+	else if (!strcmp(name, "byteorder"))
+		gen_byteorder(g, e);
+	else if (!strcmp(name, "lookup"))
+		gen_lookup(g, e, next, ret, accept);
+	else if (!strcmp(name, "immediate"))
+		gen_immediate(g, e, next, ret, accept);
+	else if (!strcmp(name, "counter"))
+		gen_count(g, g->rule);
+	else if (!strcmp(name, "socket"))
+		gen_socket(g, e, next);
+	else if (!strcmp(name, "ct"))
+		refuse(g, "ct: there is no connection tracking at the cgroup hook (at ingress it is already gone)");
+	else
+		refuse(g, "'%s' expressions are not compiled to BPF yet", name);
+}
+
 static void gen_rule(struct cg *g, const struct ir_rule *r, int ret,
 		     int accept)
 {
 	struct nftnl_expr_iter *it = nftnl_expr_iter_create(r->nl);
 	int next = em_label(g->em);
 	struct nftnl_expr *e;
-	const char *name;
 
 	if (!it) {
 		g->err = -ENOMEM;
@@ -906,51 +946,313 @@ static void gen_rule(struct cg *g, const struct ir_rule *r, int ret,
 			g->rs->src.name, r->loc.line);
 	else
 		em_note(g->em, "chain %s, a rule", g->chain->name);
-	while (!g->err && !g->em->err && (e = nftnl_expr_iter_next(it))) {
-		name = nftnl_expr_get_str(e, NFTNL_EXPR_NAME);
-		if (!strcmp(name, "payload"))
-			gen_payload(g, e, next);
-		else if (!strcmp(name, "meta"))
-			gen_meta(g, e, next);
-		else if (!strcmp(name, "cmp"))
-			gen_cmp(g, e, next);
-		else if (!strcmp(name, "range"))
-			gen_range(g, e, next);
-		else if (!strcmp(name, "bitwise"))
-			gen_bitwise(g, e);
-		else if (!strcmp(name, "byteorder"))
-			gen_byteorder(g, e);
-		else if (!strcmp(name, "lookup"))
-			gen_lookup(g, e, next, ret, accept);
-		else if (!strcmp(name, "immediate"))
-			gen_immediate(g, e, next, ret, accept);
-		else if (!strcmp(name, "counter"))
-			gen_count(g, r);
-		else if (!strcmp(name, "socket"))
-			gen_socket(g, e, next);
-		else if (!strcmp(name, "ct"))
-			refuse(g, "ct: there is no connection tracking at the cgroup hook (at ingress it is already gone)");
-		else
-			refuse(g, "'%s' expressions are not compiled to BPF yet",
-			       name);
-	}
+	while (!g->err && !g->em->err && (e = nftnl_expr_iter_next(it)))
+		gen_expr(g, e, next, ret, accept);
 	nftnl_expr_iter_destroy(it);
 	em_bind(g->em, next);
+}
+
+/* ---- runs of rules that differ in one constant ---- */
+
+/*
+ * Rules alike but for the constant of one "cmp ==", with nothing after it
+ * but a counter and a verdict that ends the chain, are one map lookup:
+ * constant -> { rule, verdict, chain }. The expressions before the key
+ * have no side effects, so evaluating them once for all the rules is the
+ * same as once for each; the first rule with a constant wins, as in nft,
+ * since its verdict ends the chain. Each rule keeps its counter.
+ */
+#define RUN_MIN 16	/* below this, comparisons are cheaper than a lookup */
+
+struct shape {
+	size_t n;		/* expressions */
+	struct nftnl_expr *e[32];
+	char text[32][256];	/* each, as text (the key's data left out) */
+	int key;		/* the key cmp's index, -1: not a run rule */
+	bool counter;
+};
+
+static bool pure(const char *name, struct nftnl_expr *e)
+{
+	if (!strcmp(name, "payload"))
+		return !nftnl_expr_is_set(e, NFTNL_EXPR_PAYLOAD_SREG);
+	if (!strcmp(name, "meta"))
+		return !nftnl_expr_is_set(e, NFTNL_EXPR_META_SREG);
+	return !strcmp(name, "cmp") || !strcmp(name, "range") ||
+	       !strcmp(name, "bitwise") || !strcmp(name, "byteorder") ||
+	       !strcmp(name, "socket");
+}
+
+static bool terminal(int32_t v)
+{
+	return v == NF_ACCEPT || v == NF_DROP || v == NFT_RETURN ||
+	       v == NFT_GOTO;
+}
+
+static void shape_of(const struct ir_rule *r, struct shape *s)
+{
+	struct nftnl_expr_iter *it = nftnl_expr_iter_create(r->nl);
+	struct nftnl_expr *e;
+	const char *name;
+	size_t i, k;
+
+	s->n = 0;
+	s->key = -1;
+	s->counter = false;
+	while (it && (e = nftnl_expr_iter_next(it)) && s->n < 32)
+		s->e[s->n++] = e;
+	if (it)
+		nftnl_expr_iter_destroy(it);
+	if (s->n < 2 || s->n >= 32)
+		return;
+	/* ... cmp ==, [counter], immediate verdict */
+	e = s->e[s->n - 1];
+	if (strcmp(nftnl_expr_get_str(e, NFTNL_EXPR_NAME), "immediate") ||
+	    nftnl_expr_get_u32(e, NFTNL_EXPR_IMM_DREG) != NFT_REG_VERDICT ||
+	    !terminal(nftnl_expr_get_u32(e, NFTNL_EXPR_IMM_VERDICT)))
+		return;
+	k = s->n - 2;
+	if (!strcmp(nftnl_expr_get_str(s->e[k], NFTNL_EXPR_NAME), "counter")) {
+		s->counter = true;
+		if (!k--)
+			return;
+	}
+	e = s->e[k];
+	if (strcmp(nftnl_expr_get_str(e, NFTNL_EXPR_NAME), "cmp") ||
+	    nftnl_expr_get_u32(e, NFTNL_EXPR_CMP_OP) != NFT_CMP_EQ)
+		return;
+	for (i = 0; i < k; i++) {
+		name = nftnl_expr_get_str(s->e[i], NFTNL_EXPR_NAME);
+		if (!pure(name, s->e[i]))
+			return;
+		snprintf(s->text[i], sizeof(s->text[i]), "%s ", name);
+		nftnl_expr_snprintf(s->text[i] + strlen(s->text[i]),
+				    sizeof(s->text[i]) - strlen(s->text[i]),
+				    s->e[i], NFTNL_OUTPUT_DEFAULT, 0);
+	}
+	s->key = k;
+}
+
+/* Is @b a rule of the run that @a starts? */
+static bool same_run(const struct shape *a, const struct shape *b)
+{
+	uint32_t la, lb;
+	size_t i;
+
+	if (b->key != a->key || b->n != a->n || b->counter != a->counter)
+		return false;
+	for (i = 0; i < (size_t)a->key; i++)
+		if (strcmp(a->text[i], b->text[i]))
+			return false;
+	nftnl_expr_get(a->e[a->key], NFTNL_EXPR_CMP_DATA, &la);
+	nftnl_expr_get(b->e[b->key], NFTNL_EXPR_CMP_DATA, &lb);
+	return la == lb && la <= 16 &&
+	       nftnl_expr_get_u32(a->e[a->key], NFTNL_EXPR_CMP_SREG) ==
+	       nftnl_expr_get_u32(b->e[b->key], NFTNL_EXPR_CMP_SREG);
+}
+
+struct run_key {
+	const void *key;
+	size_t index;
+	struct nftnl_expr *imm;
+};
+
+static uint32_t run_key_len;
+
+static int cmp_run_key(const void *a, const void *b)
+{
+	const struct run_key *x = a, *y = b;
+	int d = memcmp(x->key, y->key, run_key_len);
+
+	return d ? d : (x->index > y->index) - (x->index < y->index);
+}
+
+/* value of a run's map: { verdict, chain, rule } */
+static void gen_run(struct cg *g, const struct ir_rule **rules, size_t n,
+		    int ret, int accept)
+{
+	struct shape *s = calloc(1, sizeof(*s)), *t = calloc(1, sizeof(*t));
+	int next = em_label(g->em), key, base = 0;
+	struct run_key *order = NULL;
+	struct bpf_map_spec *m;
+	int32_t value[3];
+	size_t i, j, idx;
+	uint32_t len;
+
+	if (!s || !t) {
+		g->err = -ENOMEM;
+		goto out;
+	}
+	shape_of(rules[0], s);
+	g->rule = rules[0];
+	em_note(g->em, "chain %s, rules at %s:%u-%u: %zu rules, one lookup",
+		g->chain->name, g->rs->src.name, rules[0]->loc.line,
+		rules[n - 1]->loc.line, n);
+	for (i = 0; i < (size_t)s->key; i++)
+		gen_expr(g, s->e[i], next, ret, accept);
+
+	if (g->bt->n_maps >= 64) {	/* keep the maps few */
+		g->err = -E2BIG;
+		goto out;
+	}
+	m = realloc(g->bt->maps, (g->bt->n_maps + 1) * sizeof(*m));
+	if (!m) {
+		g->err = -ENOMEM;
+		goto out;
+	}
+	g->bt->maps = m;
+	idx = g->bt->n_maps++;
+	m = &m[idx];
+	memset(m, 0, sizeof(*m));
+	m->fd = -1;
+	m->type = BPF_MAP_TYPE_HASH;
+	snprintf(m->name, sizeof(m->name), "cgfw_run");
+	nftnl_expr_get(s->e[s->key], NFTNL_EXPR_CMP_DATA, &len);
+	m->key_size = len;
+	m->value_size = sizeof(value);
+	m->max_entries = n;
+	m->keys = calloc(n, len);
+	m->values = calloc(n, sizeof(value));
+	if (!m->keys || !m->values) {
+		g->err = -ENOMEM;
+		goto out;
+	}
+	/* the first rule with a constant wins: sort, keep the lowest index */
+	order = calloc(n, sizeof(*order));
+	if (!order) {
+		g->err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		shape_of(rules[i], t);
+		order[i].key = nftnl_expr_get(t->e[t->key], NFTNL_EXPR_CMP_DATA,
+					      &len);
+		order[i].index = i;
+		order[i].imm = t->e[t->n - 1];
+	}
+	run_key_len = len;
+	qsort(order, n, sizeof(*order), cmp_run_key);
+	for (i = 0; i < n; i++) {
+		struct nftnl_expr *v = order[i].imm;
+
+		if (i && !memcmp(order[i].key, order[i - 1].key, len))
+			continue;
+		value[0] = nftnl_expr_get_u32(v, NFTNL_EXPR_IMM_VERDICT);
+		value[1] = 0;
+		if (value[0] == NFT_GOTO) {
+			const struct ir_chain *c;
+			const char *cn = nftnl_expr_get_str(v, NFTNL_EXPR_IMM_CHAIN);
+
+			list_for_each_entry(c, &g->bt->table->chains, list) {
+				if (!strcmp(c->name, cn))
+					break;
+				value[1]++;
+			}
+		}
+		value[2] = order[i].index;
+		memcpy((uint8_t *)m->keys + m->n_elems * len, order[i].key, len);
+		memcpy((uint8_t *)m->values + m->n_elems * sizeof(value), value,
+		       sizeof(value));
+		m->n_elems++;
+	}
+
+	key = reg_off(g, nftnl_expr_get_u32(s->e[s->key], NFTNL_EXPR_CMP_SREG),
+		      len);
+	if (!key)
+		goto out;
+	map_lookup(g, idx, key);
+	em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, next);
+	E(I_LDX(BPF_W, BPF_REG_1, BPF_REG_0, 0));
+	E(I_STX(BPF_W, BPF_REG_10, BPF_REG_1, STK_SCRATCH + 32));
+	E(I_LDX(BPF_W, BPF_REG_1, BPF_REG_0, 4));
+	E(I_STX(BPF_W, BPF_REG_10, BPF_REG_1, STK_SCRATCH + 36));
+	E(I_LDX(BPF_W, BPF_REG_1, BPF_REG_0, 8));
+	E(I_STX(BPF_W, BPF_REG_10, BPF_REG_1, STK_SCRATCH + 40));
+	if (s->counter) {
+		/* rule i counts in slot base + i */
+		int skip = em_label(g->em);
+
+		for (i = 0; i < n; i++) {
+			g->rule = rules[i];
+			j = add_slot(g, rules[i]);
+			if (!i)
+				base = j;
+		}
+		E(I_LDX(BPF_W, BPF_REG_1, BPF_REG_10, STK_SCRATCH + 40));
+		E(I_ALU64_IMM(BPF_ADD, BPF_REG_1, base));
+		E(I_STX(BPF_W, BPF_REG_10, BPF_REG_1, STK_SCRATCH));
+		map_lookup(g, g->p->counters_map, STK_SCRATCH);
+		em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, skip);
+		E(I_LDX(BPF_DW, BPF_REG_1, BPF_REG_0, 0));
+		E(I_ALU64_IMM(BPF_ADD, BPF_REG_1, 1));
+		E(I_STX(BPF_DW, BPF_REG_0, BPF_REG_1, 0));
+		E(I_LDX(BPF_DW, BPF_REG_1, BPF_REG_0, 8));
+		E(I_LDX(BPF_W, BPF_REG_2, R_CTX, offsetof(struct __sk_buff, len)));
+		E(I_ALU64_REG(BPF_ADD, BPF_REG_1, BPF_REG_2));
+		E(I_STX(BPF_DW, BPF_REG_0, BPF_REG_1, 8));
+		em_bind(g->em, skip);
+	}
+	g->rule = rules[0];
+	m = &g->bt->maps[idx];
+	gen_dispatch(g, m->values, 3, m->n_elems, next, ret, accept);
+	em_bind(g->em, next);
+out:
+	free(order);
+	free(s);
+	free(t);
+}
+
+/* How many rules from @i on form a run (1: none). */
+static size_t run_length(const struct ir_rule **rules, size_t n, size_t i)
+{
+	struct shape *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+	size_t j = i + 1;
+
+	if (!a || !b)
+		goto out;
+	shape_of(rules[i], a);
+	if (a->key < 0)
+		goto out;
+	for (; j < n; j++) {
+		shape_of(rules[j], b);
+		if (!same_run(a, b))
+			break;
+	}
+out:
+	free(a);
+	free(b);
+	return j - i;
 }
 
 /* The rules of @c; its end, and "return", go to @ret. */
 static void gen_chain(struct cg *g, const struct ir_chain *c, int ret,
 		      int accept)
 {
-	const struct ir_rule *r;
+	const struct ir_rule *r, **rules = NULL;
+	size_t n = 0, i, run;
 
-	g->chain = c;
-	list_for_each_entry(r, &c->rules, list) {
-		if (g->err)
-			return;
-		gen_rule(g, r, ret, accept);
-		g->chain = c;
+	list_for_each_entry(r, &c->rules, list)
+		n++;
+	rules = calloc(n + 1, sizeof(*rules));
+	if (!rules) {
+		g->err = -ENOMEM;
+		return;
 	}
+	n = 0;
+	list_for_each_entry(r, &c->rules, list)
+		rules[n++] = r;
+	for (i = 0; i < n && !g->err; i += run) {
+		g->chain = c;
+		run = run_length(rules, n, i);
+		if (run >= RUN_MIN) {
+			gen_run(g, rules + i, run, ret, accept);
+		} else {
+			gen_rule(g, rules[i], ret, accept);
+			run = 1;
+		}
+	}
+	g->chain = c;
+	free(rules);
 	em_goto(g->em, ret);
 }
 

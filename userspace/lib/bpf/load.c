@@ -33,6 +33,18 @@
 #define PIN_ROOT BPFFS "/cgfw"
 #define LOG_SIZE (1u << 22)
 
+int bpf_table_name_ok(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
+		      const struct ir_table *t)
+{
+	if (strchr(t->name, '/') || t->name[0] == '.') {
+		ctx_err_at(ctx, &rs->src, &t->loc,
+			   "table name '%s' cannot name a directory of pins; rename the table",
+			   t->name);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* Mount bpffs on /sys/fs/bpf if nothing is there, as bpftool does. */
 static int ensure_bpffs(struct cgfw_ctx *ctx)
 {
@@ -387,23 +399,15 @@ static void prune(const char *dir, const char *prefix, char **keep,
 	closedir(d);
 }
 
-int bpf_table_apply(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
-		    const struct ir_table *t)
+int bpf_table_apply(struct cgfw_ctx *ctx, struct bpf_table *compiled)
 {
 	char dir[512], path[1024], **keep = NULL;
 	int *fds = NULL, *old = NULL, ret;
-	struct bpf_table bt;
+	struct bpf_table bt = *compiled;
+	const struct ir_table *t = bt.table;
 	size_t i, done = 0;
 
-	if (strchr(t->name, '/') || t->name[0] == '.') {
-		ctx_err_at(ctx, &rs->src, &t->loc,
-			   "table name '%s' cannot name a directory of pins; rename the table",
-			   t->name);
-		return -EINVAL;
-	}
-	ret = bpf_table_compile(ctx, rs, t, &bt);
-	if (ret)
-		return ret;
+	memset(compiled, 0, sizeof(*compiled));	/* ours to release now */
 	fds = calloc(bt.n_progs + 1, sizeof(*fds));
 	old = calloc(bt.n_progs + 1, sizeof(*old));
 	keep = calloc(2 * bt.n_progs + 1, sizeof(*keep));

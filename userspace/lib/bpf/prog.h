@@ -62,9 +62,13 @@ void bpf_table_release(struct bpf_table *bt);
 int bpf_prog_generate(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 		      struct bpf_table *bt, struct bpf_prog_spec *p);
 
-/* Load, attach and pin a table; remove one (NULL: all); list (load.c). */
-int bpf_table_apply(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
-		    const struct ir_table *t);
+/*
+ * Load, attach and pin a compiled table (which it releases); remove one
+ * (NULL: all); list (load.c).
+ */
+int bpf_table_name_ok(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
+		      const struct ir_table *t);
+int bpf_table_apply(struct cgfw_ctx *ctx, struct bpf_table *compiled);
 int bpf_table_remove(struct cgfw_ctx *ctx, const char *name);
 int bpf_list(struct cgfw_ctx *ctx, const char *name, struct cgfw_listing *l);
 
