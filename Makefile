@@ -47,7 +47,7 @@ KSFT := $(BUILD)/ksft
 KSFT_H := $(KSFT)/kselftest_harness.h
 
 TEST_PROGS := $(BUILD)/tests/test_rewrite $(BUILD)/tests/cgfw_selftest \
-	$(BUILD)/tests/difftest
+	$(BUILD)/tests/difftest $(BUILD)/tests/testrun
 
 .PHONY: all deps check check-run demo demo-run bench bench-run kernel vm-check \
 	clean docs lint
@@ -146,6 +146,11 @@ $(BUILD)/tests/difftest: selftests/difftest.c selftests/netprobe.h
 	$(call msg,CC,$@)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(TEST_CFLAGS) -Wno-unused-result -o $@ $<
+
+$(BUILD)/tests/testrun: selftests/testrun.c $(KSFT_H)
+	$(call msg,CC,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< $(PKG_LIBS)
 
 # Man page: rendered from its rst source when docutils is there.
 docs: $(BUILD)/docs/cgfw.8

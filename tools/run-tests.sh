@@ -39,6 +39,7 @@ run_one "selftests" "$BUILD/tests/cgfw_selftest"
 # the rulesets nft itself refuses; DIFF_RULESETS=N DIFF_SEED=S for more
 run_one "differential" "$BUILD/tests/difftest" -s "${DIFF_SEED:-1}" \
 	-r "${DIFF_RULESETS:-140}" -p 100
+run_one "crafted packets (bpf)" "$BUILD/tests/testrun"
 run_one "cli" selftests/cli.sh
 
 echo "$passed passed, $failed failed, $skipped skipped"
