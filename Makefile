@@ -12,7 +12,7 @@ BUILD ?= build
 CC ?= gcc
 V ?= 0
 
-PKGS := libnftables libnftnl libmnl libbpf
+PKGS := libnftables libnftnl libmnl libbpf libelf
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 

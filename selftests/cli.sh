@@ -70,6 +70,22 @@ check "a 1000-rule table applies with bpf, and replaces the nft one" \
 check "compile -b bpf prints annotated programs" \
 	bash -c "cd '$work' && '$CGFW' compile -b bpf web.nft | grep -q '^; chain egress, rule at web.nft:[0-9]*\$' &&
 		 '$CGFW' compile -b bpf web.nft | grep -q 'egress program for cgroup'"
+check "compile -b bpf -o: an ELF object bpftool loads, and its maps filled" \
+	bash -c "cd '$work' && '$CGFW' compile -b bpf -o web.o web.nft > fill &&
+		 mkdir -p /sys/fs/bpf/cgfw-test-o &&
+		 bpftool prog loadall web.o /sys/fs/bpf/cgfw-test-o &&
+		 [ \$(ls /sys/fs/bpf/cgfw-test-o | wc -l) -eq 2 ] &&
+		 grep '^bpftool map update' fill | sh &&
+		 [ \$(bpftool map dump name web_m0 | grep -c '^key') -eq 2 ];
+		 r=\$?; rm -rf /sys/fs/bpf/cgfw-test-o; exit \$r"
+check "compile -b bpf --pin: loaded, not attached, pinned" \
+	bash -c "'$CGFW' flush && mkdir -p /sys/fs/bpf/cgfw-test-pin &&
+		 '$CGFW' compile -b bpf --pin /sys/fs/bpf/cgfw-test-pin '$work/web.nft' | grep -q 'web-egress-' &&
+		 bpftool prog show pinned \$(ls -d /sys/fs/bpf/cgfw-test-pin/web-egress-*) | grep -q cgroup_skb &&
+		 [ -z \"\$(bpftool cgroup show '$root/$cg')\" ];
+		 r=\$?; rm -rf /sys/fs/bpf/cgfw-test-pin; exit \$r"
+check "-o is for the bpf backend (exit 2)" \
+	bash -c "'$CGFW' compile -o x.o '$work/web.nft' 2>/dev/null; [ \$? -eq 2 ]"
 check "flush leaves nothing of cgfw" \
 	bash -c "'$CGFW' flush && [ -z \"\$(nft list tables)\" ] && [ -z \"\$('$CGFW' list -j | grep -o web)\" ]"
 exit $fail

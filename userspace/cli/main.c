@@ -48,11 +48,13 @@ static int lib_error(const struct cli *cli)
 	return EXIT_ERROR;
 }
 
-/* Options shared by the commands: -b BACKEND, -j, -o FILE. */
+/* Options shared by the commands: -b BACKEND, -j, -o FILE, --pin DIR. */
 struct opts {
 	enum cgfw_backend backend;
 	bool backend_given;
 	bool json;
+	const char *output;
+	const char *pin;
 };
 
 static const struct cmd *current;
@@ -63,6 +65,8 @@ static int parse_opts(struct cli *cli, int argc, char **argv,
 	static const struct option longopts[] = {
 		{ "backend", required_argument, NULL, 'b' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "pin", required_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -81,6 +85,12 @@ static int parse_opts(struct cli *cli, int argc, char **argv,
 			break;
 		case 'j':
 			o->json = true;
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'P':
+			o->pin = optarg;
 			break;
 		default:
 			return usage_error(cli, current, "unknown option '%s'",
@@ -139,7 +149,7 @@ static int do_compile(struct cli *cli, int argc, char **argv)
 	struct opts o;
 	int i, ret;
 
-	ret = parse_opts(cli, argc, argv, "+b:", &o, &i);
+	ret = parse_opts(cli, argc, argv, "+b:o:", &o, &i);
 	if (ret)
 		return ret;
 	if (o.backend == CGFW_BACKEND_BOTH || o.backend == CGFW_BACKEND_AUTO) {
@@ -148,15 +158,28 @@ static int do_compile(struct cli *cli, int argc, char **argv)
 					   "compile shows one backend: -b nft or -b bpf");
 		o.backend = CGFW_BACKEND_NFT;
 	}
+	if ((o.output || o.pin) && o.backend != CGFW_BACKEND_BPF)
+		return usage_error(cli, current, "%s",
+				   "-o and --pin are for the bpf backend: add -b bpf");
 	ret = compile_arg(cli, argc, argv, i, &rs);
 	if (ret)
 		return ret;
-	if (o.backend == CGFW_BACKEND_BPF ?
-		    cgfw_ruleset__bpf_asm(cli->ctx, rs, &text) :
-		    cgfw_ruleset__bytecode(rs, &text))
-		ret = lib_error(cli);
+	if (o.output)
+		ret = cgfw_ruleset__bpf_object(cli->ctx, rs, o.output, &text);
+	else if (o.pin)
+		ret = cgfw_ruleset__bpf_pin(cli->ctx, rs, o.pin, &text);
+	else if (o.backend == CGFW_BACKEND_BPF)
+		ret = cgfw_ruleset__bpf_asm(cli->ctx, rs, &text);
 	else
+		ret = cgfw_ruleset__bytecode(rs, &text);
+	if (ret) {
+		ret = lib_error(cli);
+	} else {
+		if (o.output)
+			printf("# %s: load it with 'bpftool prog loadall %s DIR', then fill its maps:\n",
+			       o.output, o.output);
 		fputs(text, stdout);
+	}
 	free(text);
 	cgfw_ruleset__free(rs);
 	return ret;
@@ -278,7 +301,7 @@ static const struct cmd cmds[] = {
 	{ "apply", do_apply, "[-b " BACKEND_SPEC "] FILE|-",
 	  "apply a ruleset; a table cgfw installed before is replaced atomically" },
 	{ "check", do_check, "FILE|-", "parse and compile, apply nothing" },
-	{ "compile", do_compile, "[-b nft|bpf] FILE|-",
+	{ "compile", do_compile, "[-b nft|bpf] [-o FILE.o | --pin DIR] FILE|-",
 	  "print the nf_tables bytecode (nft) or the BPF programs (bpf) of every rule, with its source line" },
 	{ "list", do_list, "[-j] [TABLE]",
 	  "show what cgfw installed, in nft syntax with live counters" },

@@ -102,6 +102,92 @@ const struct backend_ops bpf_backend = {
 	.list = bpf_list_tables,
 };
 
+/* Every table compiled, or none. */
+static int compile_all(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
+		       struct bpf_table **out, size_t *n)
+{
+	const struct ir_table *t;
+	struct bpf_table *bt;
+	int ret = 0;
+
+	*n = 0;
+	list_for_each_entry(t, &rs->tables, list)
+		(*n)++;
+	bt = calloc(*n + 1, sizeof(*bt));
+	if (!bt)
+		return -ENOMEM;
+	*n = 0;
+	list_for_each_entry(t, &rs->tables, list) {
+		ret = bpf_table_compile(ctx, rs, t, &bt[*n]);
+		if (ret)
+			break;
+		(*n)++;
+	}
+	*out = bt;
+	return ret;
+}
+
+static void release_all(struct bpf_table *bt, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		bpf_table_release(&bt[i]);
+	free(bt);
+}
+
+CGFW_API int cgfw_ruleset__bpf_object(struct cgfw_ctx *ctx,
+				      const struct cgfw_ruleset *rs,
+				      const char *path, char **commands)
+{
+	struct bpf_table *bt = NULL;
+	struct strbuf sb;
+	size_t n;
+	int ret;
+
+	if (!ctx || !rs || !path || !commands)
+		return libcgfw_err(-EINVAL);
+	ctx_reset(ctx);
+	sb_init(&sb);
+	ret = compile_all(ctx, rs, &bt, &n);
+	ret = ret ? : bpf_tables_write_elf(ctx, bt, n, path, &sb);
+	release_all(bt, n);
+	if (ret) {
+		sb_release(&sb);
+		return libcgfw_err(ret);
+	}
+	*commands = sb_detach(&sb);
+	return *commands ? 0 : libcgfw_err(-ENOMEM);
+}
+
+CGFW_API int cgfw_ruleset__bpf_pin(struct cgfw_ctx *ctx,
+				   const struct cgfw_ruleset *rs,
+				   const char *dir, char **pinned)
+{
+	libbpf_print_fn_t old;
+	struct bpf_table *bt = NULL;
+	struct strbuf sb;
+	size_t n, i;
+	int ret;
+
+	if (!ctx || !rs || !dir || !pinned)
+		return libcgfw_err(-EINVAL);
+	ctx_reset(ctx);
+	old = libbpf_set_print(quiet);
+	sb_init(&sb);
+	ret = compile_all(ctx, rs, &bt, &n);
+	for (i = 0; !ret && i < n; i++)
+		ret = bpf_table_pin(ctx, &bt[i], dir, &sb);
+	release_all(bt, n);
+	libbpf_set_print(old);
+	if (ret) {
+		sb_release(&sb);
+		return libcgfw_err(ret);
+	}
+	*pinned = sb_detach(&sb);
+	return *pinned ? 0 : libcgfw_err(-ENOMEM);
+}
+
 CGFW_API int cgfw_ruleset__bpf_asm(struct cgfw_ctx *ctx,
 				   const struct cgfw_ruleset *rs, char **text)
 {

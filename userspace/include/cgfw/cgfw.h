@@ -145,6 +145,33 @@ CGFW_API int cgfw_ruleset__bytecode(const struct cgfw_ruleset *rs,
 CGFW_API int cgfw_ruleset__bpf_asm(struct cgfw_ctx *ctx,
 				   const struct cgfw_ruleset *rs, char **text);
 
+/**
+ * cgfw_ruleset__bpf_object() - the bpf backend's programs as an ELF object
+ * @path: the object file to write
+ * @commands: set to a malloc()ed string: the "bpftool map update" lines
+ *	that fill its maps once loaded (an object cannot carry hash-map
+ *	contents)
+ *
+ * One section per direction (cgroup_skb/egress, cgroup_skb/ingress), one
+ * function symbol per program, maps described by BTF: what
+ * "bpftool prog loadall" takes.
+ */
+CGFW_API int cgfw_ruleset__bpf_object(struct cgfw_ctx *ctx,
+				      const struct cgfw_ruleset *rs,
+				      const char *path, char **commands);
+
+/**
+ * cgfw_ruleset__bpf_pin() - load the programs, unattached, and pin them
+ * @dir: a directory on a bpf file system
+ * @pinned: set to a malloc()ed string: the pinned paths, one a line
+ *
+ * For tools that attach pinned programs themselves (systemd's
+ * IPEgressFilterPath=). Each is pinned as DIR/TABLE-DIRECTION-CGROUPID.
+ */
+CGFW_API int cgfw_ruleset__bpf_pin(struct cgfw_ctx *ctx,
+				   const struct cgfw_ruleset *rs,
+				   const char *dir, char **pinned);
+
 struct cgfw_apply_opts {
 	size_t sz;
 	enum cgfw_backend backend;

@@ -492,6 +492,34 @@ out:
 	return ret;
 }
 
+int bpf_table_pin(struct cgfw_ctx *ctx, struct bpf_table *bt, const char *dir,
+		  struct strbuf *pinned)
+{
+	char path[1024];
+	size_t i;
+	int fd, ret;
+
+	ret = create_maps(ctx, bt);
+	for (i = 0; !ret && i < bt->n_progs; i++) {
+		ret = load_prog(ctx, bt, &bt->progs[i], &fd);
+		if (ret)
+			break;
+		snprintf(path, sizeof(path), "%s/%s-%s-%llu", dir,
+			 bt->table->name, cgfw_dir_str(bt->progs[i].dir),
+			 (unsigned long long)bt->progs[i].cgroup->id);
+		ret = bpf_obj_pin(fd, path);
+		if (ret)
+			ctx_err(ctx, "cannot pin %s: %s (is %s on a bpf file system?)",
+				path, strerror(-ret), dir);
+		else
+			sb_addf(pinned, "%s\n", path);
+		close(fd);
+	}
+	for (i = 0; i < bt->n_maps; i++)
+		close_fd(&bt->maps[i].fd);
+	return ret;
+}
+
 static int remove_dir(const char *dir)
 {
 	struct dirent *de;

@@ -72,6 +72,14 @@ int bpf_table_apply(struct cgfw_ctx *ctx, struct bpf_table *compiled);
 int bpf_table_remove(struct cgfw_ctx *ctx, const char *name);
 int bpf_list(struct cgfw_ctx *ctx, const char *name, struct cgfw_listing *l);
 
+/* @n_tables compiled tables as one ELF object; map-filling commands (elf.c) */
+int bpf_tables_write_elf(struct cgfw_ctx *ctx, struct bpf_table *bts,
+			 size_t n_tables, const char *path,
+			 struct strbuf *commands);
+/* Load a compiled table's programs, unattached, pinned in @dir (load.c) */
+int bpf_table_pin(struct cgfw_ctx *ctx, struct bpf_table *bt, const char *dir,
+		  struct strbuf *pinned);
+
 /* The map index a BPF_PSEUDO_MAP_FD load refers to before loading. */
 #define MAP_IDX_BIAS 0x40000000
 

@@ -1,0 +1,365 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The programs as an ELF object that libbpf (bpftool prog loadall) loads:
+ *
+ *	cgroup_skb/egress, cgroup_skb/ingress	the programs, one function
+ *						symbol each
+ *	.relcgroup_skb/...			map references (R_BPF_64_64)
+ *	.maps					BTF-defined maps (type,
+ *						max_entries, key_size,
+ *						value_size, map_flags)
+ *	license, .BTF, .symtab, .strtab
+ *
+ * libbpf cannot carry the contents of hash maps and LPM tries in an
+ * object: the caller gets the bpftool commands that fill them.
+ */
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <bpf/btf.h>
+
+#include "prog.h"
+
+#ifndef EM_BPF
+#define EM_BPF 247
+#endif
+#define R_BPF_64_64 1
+
+struct strtab {
+	struct strbuf sb;
+};
+
+static size_t str_add(struct strtab *st, const char *s)
+{
+	size_t off;
+
+	if (!st->sb.len)
+		sb_addn(&st->sb, "", 1);	/* offset 0: the empty name */
+	off = st->sb.len;
+	sb_addn(&st->sb, s, strlen(s) + 1);
+	return off;
+}
+
+static Elf_Scn *add_section(Elf *e, struct strtab *st, const char *name,
+			    Elf64_Word type, Elf64_Xword flags,
+			    const void *data, size_t size, size_t align)
+{
+	Elf_Scn *scn = elf_newscn(e);
+	Elf_Data *d;
+	GElf_Shdr sh;
+
+	if (!scn)
+		return NULL;
+	d = elf_newdata(scn);
+	if (!d)
+		return NULL;
+	d->d_buf = (void *)data;
+	d->d_size = size;
+	d->d_align = align;
+	d->d_type = ELF_T_BYTE;
+	gelf_getshdr(scn, &sh);
+	sh.sh_name = str_add(st, name);
+	sh.sh_type = type;
+	sh.sh_flags = flags;
+	sh.sh_addralign = align;
+	gelf_update_shdr(scn, &sh);
+	return scn;
+}
+
+/* struct { int (*type)[T]; ... } for one map, as BTF; its type id. */
+static int map_btf(struct btf *btf, int int_id,
+		   const struct bpf_map_spec *m)
+{
+	static const char *const fields[] = {
+		"type", "max_entries", "key_size", "value_size", "map_flags",
+	};
+	uint32_t v[] = { m->type, m->max_entries, m->key_size, m->value_size,
+			 m->flags };
+	int s, i, a, p[5];
+
+	/* the member types first: a struct's fields must follow it */
+	for (i = 0; i < 5; i++) {
+		a = btf__add_array(btf, int_id, int_id, v[i]);
+		p[i] = a < 0 ? a : btf__add_ptr(btf, a);
+		if (p[i] < 0)
+			return p[i];
+	}
+	s = btf__add_struct(btf, NULL, sizeof(v) / sizeof(v[0]) * 8);
+	for (i = 0; s >= 0 && i < 5; i++)
+		if (btf__add_field(btf, fields[i], p[i], i * 64, 0))
+			return -EINVAL;
+	return s;
+}
+
+static void hex(struct strbuf *sb, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		sb_addf(sb, " %02x", b[i]);
+}
+
+int bpf_tables_write_elf(struct cgfw_ctx *ctx, struct bpf_table *bts,
+			 size_t n_tables, const char *path,
+			 struct strbuf *commands)
+{
+	static const char license[] = "GPL";
+	struct strtab st = { 0 };
+	struct bpf_insn *code[2] = { NULL, NULL };
+	size_t n_code[2] = { 0, 0 }, n_maps = 0, n_syms = 1, i, j, k;
+	GElf_Rel *rels[2] = { NULL, NULL };
+	size_t n_rels[2] = { 0, 0 };
+	GElf_Sym *syms = NULL;
+	size_t *map_base = NULL;
+	struct btf *btf = NULL;
+	Elf_Scn *scn[2] = { NULL, NULL }, *maps_scn, *symtab = NULL, *strtab;
+	int *var_ids = NULL;
+	size_t n_progs = 0;
+	Elf64_Ehdr *eh;
+	char *maps_data = NULL, name[64];
+	const void *raw;
+	uint32_t raw_len;
+	int fd = -1, ret = -ENOMEM, int_id, ds, var;
+	Elf *e = NULL;
+
+	map_base = calloc(n_tables + 1, sizeof(*map_base));
+	if (!map_base)
+		goto out;
+	for (i = 0; i < n_tables; i++) {
+		map_base[i] = n_maps;
+		n_maps += bts[i].n_maps;
+		n_progs += bts[i].n_progs;
+		for (j = 0; j < bts[i].n_progs; j++) {
+			k = bts[i].progs[j].dir == CGFW_EGRESS ? 0 : 1;
+			n_code[k] += bts[i].progs[j].em.n;
+		}
+	}
+	syms = calloc(n_maps + n_progs + 1, sizeof(*syms));
+	var_ids = calloc(n_maps + 1, sizeof(*var_ids));
+	maps_data = calloc(n_maps + 1, 40);
+	for (k = 0; k < 2; k++) {
+		code[k] = calloc(n_code[k] + 1, sizeof(struct bpf_insn));
+		rels[k] = calloc(n_code[k] + 1, sizeof(GElf_Rel));
+		n_code[k] = 0;
+	}
+	btf = btf__new_empty();
+	if (!syms || !var_ids || !maps_data || !code[0] || !code[1] || !rels[0] ||
+	    !rels[1] || !btf)
+		goto out;
+
+	/* maps: BTF, .maps, and a symbol each (symbols 1 .. n_maps) */
+	int_id = btf__add_int(btf, "int", 4, BTF_INT_SIGNED);
+	for (i = 0, k = 0; i < n_tables; i++) {
+		for (j = 0; j < bts[i].n_maps; j++, k++) {
+			int s = map_btf(btf, int_id, &bts[i].maps[j]);
+
+			snprintf(name, sizeof(name), "%.6s_m%zu",
+				 bts[i].table->name, k);
+			var = s < 0 ? s : btf__add_var(btf, name,
+					BTF_VAR_GLOBAL_ALLOCATED, s);
+			if (var < 0) {
+				ret = var;
+				goto out;
+			}
+			var_ids[k] = var;
+			syms[n_syms].st_name = str_add(&st, name);
+			syms[n_syms].st_info = GELF_ST_INFO(STB_GLOBAL,
+							    STT_OBJECT);
+			syms[n_syms].st_value = k * 40;
+			syms[n_syms].st_size = 40;
+			n_syms++;
+		}
+	}
+	ds = btf__add_datasec(btf, ".maps", n_maps * 40);
+	for (k = 0; ds >= 0 && k < n_maps; k++)
+		ds = btf__add_datasec_var_info(btf, var_ids[k], k * 40, 40) ?
+		     -EINVAL : ds;
+	if (ds < 0) {
+		ret = ds;
+		goto out;
+	}
+
+	/* programs: copied, map references as relocations to their maps */
+	for (i = 0; i < n_tables; i++) {
+		for (j = 0; j < bts[i].n_progs; j++) {
+			struct bpf_prog_spec *p = &bts[i].progs[j];
+			size_t s = p->dir == CGFW_EGRESS ? 0 : 1, at;
+
+			at = n_code[s];
+			memcpy(code[s] + at, p->em.insns,
+			       p->em.n * sizeof(struct bpf_insn));
+			for (k = 0; k < p->em.n; k++) {
+				struct bpf_insn *in = &code[s][at + k];
+
+				if (in->code != (BPF_LD | BPF_DW | BPF_IMM) ||
+				    in->src_reg != BPF_PSEUDO_MAP_FD) {
+					continue;
+				}
+				rels[s][n_rels[s]].r_offset = (at + k) * 8;
+				rels[s][n_rels[s]].r_info = GELF_R_INFO(
+					1 + map_base[i] + in->imm - MAP_IDX_BIAS,
+					R_BPF_64_64);
+				n_rels[s]++;
+				in->imm = 0;
+				in->src_reg = 0;
+				k++;
+			}
+			snprintf(name, sizeof(name), "%.20s_%s_%llu",
+				 bts[i].table->name, cgfw_dir_str(p->dir),
+				 (unsigned long long)p->cgroup->id);
+			syms[n_syms].st_name = str_add(&st, name);
+			syms[n_syms].st_info = GELF_ST_INFO(STB_GLOBAL,
+							    STT_FUNC);
+			syms[n_syms].st_shndx = s;	/* fixed below */
+			syms[n_syms].st_value = at * 8;
+			syms[n_syms].st_size = p->em.n * 8;
+			n_syms++;
+			n_code[s] += p->em.n;
+		}
+	}
+
+	elf_version(EV_CURRENT);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		ret = -errno;
+		ctx_err(ctx, "cannot write %s: %s", path, strerror(errno));
+		goto out;
+	}
+	e = elf_begin(fd, ELF_C_WRITE, NULL);
+	eh = e ? elf64_newehdr(e) : NULL;
+	if (!eh)
+		goto elf_err;
+	eh->e_ident[EI_DATA] = ELFDATA2LSB;
+	eh->e_type = ET_REL;
+	eh->e_machine = EM_BPF;
+	eh->e_version = EV_CURRENT;
+
+	for (k = 0; k < 2; k++)
+		if (n_code[k])
+			scn[k] = add_section(e, &st, k ? "cgroup_skb/ingress" :
+						    "cgroup_skb/egress",
+					     SHT_PROGBITS,
+					     SHF_ALLOC | SHF_EXECINSTR, code[k],
+					     n_code[k] * 8, 8);
+	add_section(e, &st, "license", SHT_PROGBITS, SHF_ALLOC | SHF_WRITE,
+		    license, sizeof(license), 1);
+	maps_scn = add_section(e, &st, ".maps", SHT_PROGBITS,
+			       SHF_ALLOC | SHF_WRITE, maps_data, n_maps * 40, 8);
+	raw = btf__raw_data(btf, &raw_len);
+	add_section(e, &st, ".BTF", SHT_PROGBITS, 0, raw, raw_len, 4);
+	for (i = 1; i < n_syms; i++)
+		syms[i].st_shndx = GELF_ST_TYPE(syms[i].st_info) == STT_OBJECT ?
+			elf_ndxscn(maps_scn) : elf_ndxscn(scn[syms[i].st_shndx]);
+	symtab = add_section(e, &st, ".symtab", SHT_SYMTAB, 0, NULL, 0, 8);
+	for (k = 0; k < 2; k++) {
+		Elf_Scn *r;
+		GElf_Shdr sh;
+		char rname[64];
+
+		if (!scn[k] || !n_rels[k])
+			continue;
+		snprintf(rname, sizeof(rname), ".rel%s",
+			 k ? "cgroup_skb/ingress" : "cgroup_skb/egress");
+		r = add_section(e, &st, rname, SHT_REL, 0, NULL, 0, 8);
+		gelf_getshdr(r, &sh);
+		sh.sh_link = elf_ndxscn(symtab);
+		sh.sh_info = elf_ndxscn(scn[k]);
+		sh.sh_entsize = sizeof(Elf64_Rel);
+		gelf_update_shdr(r, &sh);
+		for (i = 0; i < n_rels[k]; i++) {
+			Elf_Data *d = elf_getdata(r, NULL);
+
+			if (!d->d_buf) {
+				d->d_buf = calloc(n_rels[k], sizeof(Elf64_Rel));
+				d->d_size = n_rels[k] * sizeof(Elf64_Rel);
+				d->d_type = ELF_T_REL;
+			}
+			gelf_update_rel(d, i, &rels[k][i]);
+		}
+	}
+	strtab = add_section(e, &st, ".strtab", SHT_STRTAB, 0, NULL, 0, 1);
+	{
+		Elf_Data *d = elf_getdata(symtab, NULL);
+		GElf_Shdr sh;
+
+		d->d_buf = calloc(n_syms, sizeof(Elf64_Sym));
+		d->d_size = n_syms * sizeof(Elf64_Sym);
+		d->d_type = ELF_T_SYM;
+		for (i = 0; i < n_syms; i++)
+			gelf_update_sym(d, i, &syms[i]);
+		gelf_getshdr(symtab, &sh);
+		sh.sh_link = elf_ndxscn(strtab);
+		sh.sh_info = 1;	/* the first global symbol */
+		sh.sh_entsize = sizeof(Elf64_Sym);
+		gelf_update_shdr(symtab, &sh);
+
+		d = elf_getdata(strtab, NULL);
+		d->d_buf = st.sb.buf;
+		d->d_size = st.sb.len;
+		eh->e_shstrndx = elf_ndxscn(strtab);
+	}
+	if (st.sb.oom || elf_update(e, ELF_C_WRITE) < 0)
+		goto elf_err;
+
+	/* what fills the maps once bpftool has loaded the object */
+	for (i = 0, k = 0; i < n_tables; i++) {
+		for (j = 0; j < bts[i].n_maps; j++, k++) {
+			const struct bpf_map_spec *m = &bts[i].maps[j];
+			uint32_t n;
+
+			for (n = 0; n < m->n_elems; n++) {
+				sb_addf(commands, "bpftool map update name %.6s_m%zu key hex",
+					bts[i].table->name, k);
+				hex(commands, (uint8_t *)m->keys + n * m->key_size,
+				    m->key_size);
+				sb_adds(commands, " value hex");
+				hex(commands,
+				    (uint8_t *)m->values + n * m->value_size,
+				    m->value_size);
+				sb_adds(commands, "\n");
+			}
+		}
+	}
+	ret = 0;
+	goto out;
+elf_err:
+	ctx_err(ctx, "cannot write the ELF object %s: %s", path,
+		elf_errmsg(-1));
+	ret = -EIO;
+out:
+	if (e) {
+		Elf_Scn *s = NULL;
+
+		/* our buffers, not libelf's */
+		while (symtab && (s = elf_nextscn(e, s))) {
+			GElf_Shdr sh;
+			Elf_Data *d;
+
+			gelf_getshdr(s, &sh);
+			d = elf_getdata(s, NULL);
+			if (d && (sh.sh_type == SHT_REL || sh.sh_type == SHT_SYMTAB))
+				free(d->d_buf);
+		}
+		elf_end(e);
+	}
+	if (fd >= 0)
+		close(fd);
+	if (ret)
+		unlink(path);
+	btf__free(btf);
+	for (k = 0; k < 2; k++) {
+		free(code[k]);
+		free(rels[k]);
+	}
+	free(syms);
+	free(var_ids);
+	free(maps_data);
+	free(map_base);
+	sb_release(&st.sb);
+	return ret;
+}
