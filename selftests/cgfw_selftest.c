@@ -671,6 +671,61 @@ TEST_F(cg, counters_count_what_they_match)
 	EXPECT_EQ(0, counter_of("t", "out", 1, false));
 }
 
+/* cgfw update with one command; exit status */
+static int update(FIXTURE_DATA(cg) *self, const char *cmd, char *out,
+		  size_t size)
+{
+	write_file(self->rules, "%s\n", cmd);
+	return run(out, size, "%s update %s 2>&1", cgfw_bin(), self->rules);
+}
+
+TEST_F(cg, named_sets_update_in_place)
+{
+	char out[4096], before[4096], after[4096];
+
+	ASSERT_EQ(0, apply("table cgroup t {\n"
+			   "  set ok { type ipv4_addr; elements = { 127.0.0.2 } }\n"
+			   "  set nets { type ipv4_addr; flags interval; elements = { 10.0.0.0/8 } }\n"
+			   "  chain out {\n"
+			   "    type filter hook egress cgroup \"%s\" priority 0; policy drop;\n"
+			   "    ip daddr @ok accept\n"
+			   "    ip daddr @nets accept\n"
+			   "  }\n"
+			   "}\n", self->name));
+	run(before, sizeof(before), "bpftool cgroup show %s", self->path);
+	EXPECT_EQ(PROBE_PASSED, udp_from(self->path, "127.0.0.2", 5030));
+	EXPECT_EQ(PROBE_EPERM, udp_from(self->path, "127.0.0.3", 5030));
+	EXPECT_EQ(PROBE_EPERM, udp_from(self->path, "127.0.0.1", 5030));
+
+	EXPECT_EQ(0, update(self, "add element cgroup t ok { 127.0.0.3 }",
+			    out, sizeof(out))) TH_LOG("%s", out);
+	EXPECT_EQ(PROBE_PASSED, udp_from(self->path, "127.0.0.3", 5030));
+	EXPECT_EQ(0, update(self, "delete element cgroup t ok { 127.0.0.2 }",
+			    out, sizeof(out))) TH_LOG("%s", out);
+	EXPECT_EQ(PROBE_EPERM, udp_from(self->path, "127.0.0.2", 5030));
+	/* an interval: the bpf backend's prefixes */
+	EXPECT_EQ(0, update(self, "add element cgroup t nets { 127.0.0.0-127.0.0.1 }",
+			    out, sizeof(out))) TH_LOG("%s", out);
+	EXPECT_EQ(PROBE_PASSED, udp_from(self->path, "127.0.0.1", 5030));
+	EXPECT_EQ(PROBE_EPERM, udp_from(self->path, "127.0.0.4", 5030));
+
+	/* the same programs: nothing was reloaded */
+	run(after, sizeof(after), "bpftool cgroup show %s", self->path);
+	EXPECT_STREQ(before, after);
+
+	/* refused: not elements; a set that is not there */
+	EXPECT_EQ(1, update(self, "add rule cgroup t out accept", out,
+			    sizeof(out)));
+	EXPECT_NE(NULL, strstr(out, "1:1-3: Error: cgfw update takes"));
+	EXPECT_EQ(1, update(self, "add element cgroup t nope { 1.2.3.4 }",
+			    out, sizeof(out)));
+	EXPECT_NE(NULL, strstr(out, "no table 't' with a set 'nope'"));
+	EXPECT_EQ(1, update(self, "add element cgroup t ok { 1.2.3.4/x }",
+			    out, sizeof(out)));
+	EXPECT_NE(NULL, strstr(out, ":1:"));
+	EXPECT_EQ(PROBE_PASSED, udp_from(self->path, "127.0.0.3", 5030));
+}
+
 /* ---- replacement, deletion, failure ---- */
 
 static volatile sig_atomic_t stop_sender;

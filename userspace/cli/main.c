@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <cgfw/cgfw.h>
 
@@ -185,6 +187,41 @@ static int do_compile(struct cli *cli, int argc, char **argv)
 	return ret;
 }
 
+static int do_update(struct cli *cli, int argc, char **argv)
+{
+	struct opts o;
+	char buf[1 << 16];
+	size_t len = 0;
+	ssize_t n;
+	int i, ret, fd;
+
+	ret = parse_opts(cli, argc, argv, "+", &o, &i);
+	if (ret)
+		return ret;
+	if (argc - i != 1)
+		return usage_error(cli, current, "%s",
+				   "which FILE? ('-' reads standard input)");
+	fd = strcmp(argv[i], "-") ? open(argv[i], O_RDONLY | O_CLOEXEC) : 0;
+	if (fd < 0) {
+		fprintf(stderr, "Error: cannot open %s: %s\n", argv[i],
+			strerror(errno));
+		return EXIT_ERROR;
+	}
+	while ((n = read(fd, buf + len, sizeof(buf) - len)) > 0)
+		len += n;
+	if (fd)
+		close(fd);
+	if (n < 0 || len == sizeof(buf)) {
+		fprintf(stderr, "Error: cannot read %s: %s\n", argv[i],
+			n < 0 ? strerror(errno) :
+			"larger than 64 KiB; split the update, or re-apply the table");
+		return EXIT_ERROR;
+	}
+	if (cgfw_update(cli->ctx, argv[i], buf, len))
+		return lib_error(cli);
+	return EXIT_OK;
+}
+
 static int do_list(struct cli *cli, int argc, char **argv)
 {
 	struct cgfw_listing *l;
@@ -303,6 +340,8 @@ static const struct cmd cmds[] = {
 	{ "check", do_check, "FILE|-", "parse and compile, apply nothing" },
 	{ "compile", do_compile, "[-b nft|bpf] [-o FILE.o | --pin DIR] FILE|-",
 	  "print the nf_tables bytecode (nft) or the BPF programs (bpf) of every rule, with its source line" },
+	{ "update", do_update, "FILE|-",
+	  "add and delete elements of named sets in place: 'add element cgroup TABLE SET { ... }'" },
 	{ "list", do_list, "[-j] [TABLE]",
 	  "show what cgfw installed, in nft syntax with live counters" },
 	{ "delete", do_delete, "TABLE", "remove one table cgfw installed" },

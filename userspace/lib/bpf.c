@@ -100,6 +100,8 @@ const struct backend_ops bpf_backend = {
 	.apply = bpf_apply,
 	.remove = bpf_remove,
 	.list = bpf_list_tables,
+	.set_decl = bpf_set_decl,
+	.update = bpf_update,
 };
 
 /* Every table compiled, or none. */

@@ -102,6 +102,25 @@ static void translate_errors(struct cgfw_ctx *ctx,
 	}
 }
 
+int nft_list_text(const char *cmd, char **out)
+{
+	struct nft_ctx *nft = nft_ctx_new(NFT_CTX_DEFAULT);
+	int ret;
+
+	if (!nft)
+		return -ENOMEM;
+	nft_ctx_buffer_output(nft);
+	nft_ctx_buffer_error(nft);
+	ret = nft_run_cmd_from_buffer(nft, cmd) ? -ENOENT : 0;
+	if (!ret) {
+		*out = strdup(nft_ctx_get_output_buffer(nft));
+		if (!*out)
+			ret = -ENOMEM;
+	}
+	nft_ctx_free(nft);
+	return ret;
+}
+
 int nft_compile_text(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 		     const char *text, size_t len)
 {

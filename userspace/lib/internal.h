@@ -169,11 +169,25 @@ struct rw_table {
 	struct cgfw_loc loc;
 };
 
+/* An "add element" or "delete element" command of the user's file. */
+struct rw_elem_cmd {
+	struct list_head list;
+	bool del;
+	char *table;
+	char *set;
+	size_t start, end;	/* its bytes in the text */
+	size_t rest;		/* where the elements start, after the set */
+	struct cgfw_loc loc;	/* its first word */
+};
+
 struct rw_result {
 	char *text;		/* the rewritten input, same lines */
 	size_t len;
 	struct list_head tables;	/* struct rw_table */
 	struct list_head chains;	/* struct rw_chain */
+	struct list_head elem_cmds;	/* struct rw_elem_cmd */
+	bool has_other;		/* a statement that is not an element command */
+	struct cgfw_loc other_loc;	/* the first of them */
 };
 
 int rewrite(struct cgfw_ctx *ctx, const struct cgfw_source *src,
@@ -226,6 +240,7 @@ struct ir_table {
 struct cgfw_ruleset {
 	struct cgfw_source src;
 	struct list_head tables;	/* struct ir_table */
+	char *listing;		/* nft's listing of the shadow, for set decls */
 };
 
 void ir_table_free(struct ir_table *t);
@@ -236,6 +251,8 @@ struct ir_chain *ir_find_chain(const struct ir_table *t, const char *name);
 /* Run the rewritten text through libnftables in the current netns. */
 int nft_compile_text(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 		     const char *text, size_t len);
+/* nft's "list ruleset" of the current netns. */
+int nft_list_text(const char *cmd, char **out);
 /* Read every table of the current netns into @rs (unbound chains). */
 int readback(struct cgfw_ctx *ctx, struct cgfw_ruleset *rs);
 
@@ -309,6 +326,25 @@ struct cgfw_listing {
 	size_t n_tables;
 };
 
+/* One named set an update touches (update.c). */
+struct upd_set {
+	struct list_head list;
+	char *table, *set;
+	const struct cgfw_loc *loc;	/* the first command naming it */
+	char *decl;			/* "set S { type ...; }" */
+	struct nftnl_set *add, *del;	/* elements compiled by nft */
+};
+
+struct upd_cmds {
+	struct cgfw_source src;
+	struct rw_result rw;
+	struct list_head sets;	/* struct upd_set */
+};
+
+/* "set S { ... }" of table @table in nft's listing, elements left out */
+char *set_decl_from_listing(const char *listing, const char *table,
+			    const char *set);
+
 struct backend_ops {
 	const char *name;
 	/* 0 if usable here, else -EOPNOTSUPP with the reason in ctx. */
@@ -318,6 +354,11 @@ struct backend_ops {
 	int (*remove)(struct cgfw_ctx *ctx, const char *name);
 	int (*list)(struct cgfw_ctx *ctx, const char *name,
 		    struct cgfw_listing *l);
+	/* The declaration of set @set of table @table; -ENOENT: not here. */
+	int (*set_decl)(struct cgfw_ctx *ctx, const char *table,
+			const char *set, char **decl);
+	/* Element changes to the tables it holds; -ENOENT: none of them. */
+	int (*update)(struct cgfw_ctx *ctx, const struct upd_cmds *u);
 };
 
 extern const struct backend_ops nft_emul_backend;

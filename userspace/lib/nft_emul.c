@@ -922,6 +922,92 @@ static int emul_list(struct cgfw_ctx *ctx, const char *name,
 	return ret;
 }
 
+static int emul_set_decl(struct cgfw_ctx *ctx, const char *table,
+			 const char *set, char **decl)
+{
+	char kname[NFT_NAME_MAXLEN + 8], cmd[2 * NFT_NAME_MAXLEN + 32];
+	struct mnl_socket *nl;
+	struct owned_list ol;
+	char *listing = NULL;
+	int ret;
+
+	snprintf(kname, sizeof(kname), TABLE_PREFIX "%s", table);
+	ret = nl_open(ctx, &nl);
+	if (ret)
+		return ret;
+	ret = owned_tables(nl, &ol);
+	mnl_socket_close(nl);
+	if (!ret && !owned_has(&ol, kname))
+		ret = -ENOENT;
+	owned_release(&ol);
+	if (ret)
+		return ret;
+	snprintf(cmd, sizeof(cmd), "list set inet %s %s", kname, set);
+	if (nft_list_text(cmd, &listing))
+		return -ENOENT;
+	*decl = set_decl_from_listing(listing, kname, set);
+	free(listing);
+	return *decl ? 0 : -ENOENT;
+}
+
+/*
+ * The user's element commands, on the tables this backend holds, through
+ * nft itself (which merges and checks intervals): one transaction.
+ */
+static int emul_update(struct cgfw_ctx *ctx, const struct upd_cmds *u)
+{
+	const struct rw_elem_cmd *c, *first = NULL;
+	char kname[NFT_NAME_MAXLEN + 8];
+	struct mnl_socket *nl;
+	struct owned_list ol;
+	struct nft_ctx *nft;
+	struct strbuf sb;
+	int ret;
+
+	ret = nl_open(ctx, &nl);
+	if (ret)
+		return ret;
+	ret = owned_tables(nl, &ol);
+	mnl_socket_close(nl);
+	if (ret)
+		return ret;
+	sb_init(&sb);
+	list_for_each_entry(c, &u->rw.elem_cmds, list) {
+		snprintf(kname, sizeof(kname), TABLE_PREFIX "%s", c->table);
+		if (!owned_has(&ol, kname))
+			continue;
+		first = first ? : c;
+		sb_addf(&sb, "%s element inet %s %s%.*s\n",
+			c->del ? "delete" : "add", kname, c->set,
+			(int)(c->end - c->rest), u->rw.text + c->rest);
+	}
+	owned_release(&ol);
+	if (!first) {
+		sb_release(&sb);
+		return -ENOENT;
+	}
+	nft = nft_ctx_new(NFT_CTX_DEFAULT);
+	if (!nft || sb.oom) {
+		if (nft)
+			nft_ctx_free(nft);
+		sb_release(&sb);
+		return -ENOMEM;
+	}
+	nft_ctx_buffer_output(nft);
+	nft_ctx_buffer_error(nft);
+	if (nft_run_cmd_from_buffer(nft, sb.buf)) {
+		const char *err = nft_ctx_get_error_buffer(nft);
+
+		ctx_err_at(ctx, &u->src, &first->loc,
+			   "nf_tables refused the update: %.*s; nothing was changed",
+			   (int)strcspn(err, "\n"), err);
+		ret = -EINVAL;
+	}
+	nft_ctx_free(nft);
+	sb_release(&sb);
+	return ret;
+}
+
 /* The kernel answers for nf_tables and the socket expression. */
 static int emul_probe(struct cgfw_ctx *ctx)
 {
@@ -935,4 +1021,6 @@ const struct backend_ops nft_emul_backend = {
 	.apply = emul_apply,
 	.remove = emul_remove,
 	.list = emul_list,
+	.set_decl = emul_set_decl,
+	.update = emul_update,
 };

@@ -524,6 +524,43 @@ static void parse_table(struct lexer *lx)
 	free(tname);
 }
 
+static void note_other(struct lexer *lx, const struct token *t)
+{
+	if (lx->res->has_other)
+		return;
+	lx->res->has_other = true;
+	lx->res->other_loc = t->loc;
+}
+
+/* "add|delete element cgroup TABLE SET { ... }" */
+static void note_elem_cmd(struct lexer *lx, const struct token *cmd,
+			  const struct token *table)
+{
+	struct token set = next(lx);
+	struct rw_elem_cmd *e;
+
+	if (set.type != T_WORD && set.type != T_STRING) {
+		skip_statement(lx);
+		return;
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e || !(e->table = tok_name(lx, table)) ||
+	    !(e->set = tok_name(lx, &set))) {
+		if (e)
+			free(e->table);
+		free(e);
+		lx->err = -ENOMEM;
+		return;
+	}
+	e->del = tok_is(lx, cmd, "delete");
+	e->start = cmd->off;
+	e->rest = set.off + set.len;
+	e->loc = cmd->loc;
+	skip_statement(lx);
+	e->end = lx->has_peeked ? lx->peeked.off : lx->pos;
+	list_add_tail(&e->list, &lx->res->elem_cmds);
+}
+
 /* "add|insert|... chain|rule|set|... cgroup TABLE ..." */
 static void parse_command(struct lexer *lx, const struct token *cmd)
 {
@@ -532,6 +569,8 @@ static void parse_command(struct lexer *lx, const struct token *cmd)
 	bool ordered;
 	char *tname;
 
+	if (!tok_is(lx, &obj, "element"))
+		note_other(lx, cmd);
 	if (tok_is(lx, &obj, "table")) {
 		parse_table(lx);
 		return;
@@ -546,6 +585,11 @@ static void parse_command(struct lexer *lx, const struct token *cmd)
 		return;
 	}
 	note_table(lx, &name);
+	if (tok_is(lx, &obj, "element") &&
+	    (tok_is(lx, cmd, "add") || tok_is(lx, cmd, "delete"))) {
+		note_elem_cmd(lx, cmd, &name);
+		return;
+	}
 	if (!tok_is(lx, &obj, "chain") && !tok_is(lx, &obj, "rule")) {
 		skip_statement(lx);
 		return;
@@ -614,6 +658,7 @@ static void parse_top(struct lexer *lx)
 		}
 		next(lx);
 		if (tok_is(lx, &t, "table")) {
+			note_other(lx, &t);
 			parse_table(lx);
 			continue;
 		}
@@ -626,10 +671,13 @@ static void parse_top(struct lexer *lx)
 		for (i = 0; i < ARRAY_SIZE(commands); i++)
 			if (tok_is(lx, &t, commands[i]))
 				break;
-		if (i < ARRAY_SIZE(commands))
+		if (i < ARRAY_SIZE(commands)) {
 			parse_command(lx, &t);
-		else
+		} else {
+			if (!tok_is(lx, &t, "define"))
+				note_other(lx, &t);
 			skip_statement(lx);	/* define, or nft's to judge */
+		}
 	}
 }
 
@@ -637,9 +685,15 @@ void rw_result_release(struct rw_result *rw)
 {
 	struct rw_table *t, *tn;
 	struct rw_chain *c, *cn;
+	struct rw_elem_cmd *e, *en;
 
 	if (!rw->tables.next)
 		return;
+	list_for_each_entry_safe(e, en, &rw->elem_cmds, list) {
+		free(e->table);
+		free(e->set);
+		free(e);
+	}
 	list_for_each_entry_safe(t, tn, &rw->tables, list) {
 		free(t->name);
 		free(t);
@@ -668,6 +722,7 @@ int rewrite(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 	memset(out, 0, sizeof(*out));
 	list_init(&out->tables);
 	list_init(&out->chains);
+	list_init(&out->elem_cmds);
 	out->text = malloc(src->len + 1);
 	if (!out->text)
 		return -ENOMEM;

@@ -31,6 +31,7 @@ CGFW_API void cgfw_ruleset__free(struct cgfw_ruleset *rs)
 	}
 	free(rs->src.name);
 	free(rs->src.text);
+	free(rs->listing);
 	free(rs);
 }
 
@@ -126,6 +127,8 @@ static int compile(struct cgfw_ctx *ctx, struct cgfw_ruleset *rs)
 	ret = nft_compile_text(ctx, &rs->src, rw.text, rw.len);
 	if (!ret)
 		ret = readback(ctx, rs);
+	if (!ret)	/* the sets' declarations, for updates later */
+		ret = nft_list_text("list ruleset", &rs->listing);
 	if (netns_leave_shadow(saved) && !ret) {
 		ctx_err(ctx, "cannot return from the shadow network namespace");
 		ret = -EIO;

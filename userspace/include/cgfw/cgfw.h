@@ -192,6 +192,21 @@ CGFW_API int cgfw_ruleset__apply(struct cgfw_ctx *ctx,
 				 const struct cgfw_apply_opts *opts);
 
 /**
+ * cgfw_update() - add and delete elements of installed tables' sets
+ * @name: the file name used in messages
+ * @buf: nft commands "add element cgroup TABLE SET { ... }" and
+ *	"delete element cgroup TABLE SET { ... }", and nothing else
+ *
+ * The elements are compiled by nft against the set's declaration. Each
+ * backend that holds the table takes them in place: the nft set in one
+ * transaction, the bpf backend's map without reloading its programs.
+ *
+ * Return: 0, or -errno; -ENOENT if no table of that name has that set.
+ */
+CGFW_API int cgfw_update(struct cgfw_ctx *ctx, const char *name,
+			 const char *buf, size_t len);
+
+/**
  * cgfw_table__delete() - remove a table that cgfw installed
  * Return: 0, -ENOENT if cgfw installed no table of that name.
  */

@@ -249,6 +249,7 @@ static void rule_text(struct strbuf *sb, const struct cgfw_source *src,
  *	chain NAME base DIR PRIORITY POLICY PATH | chain NAME regular
  *	rule CHAIN TEXT
  *	set NAME ELEMENTS		(a named set: its map is set-NAME)
+ *	setdecl NAME DECLARATION	(nft's "set NAME { type ...; }")
  *	slot PROGKEY INDEX CHAIN RULE	(RULE: number in its chain, -1 policy)
  */
 static char *describe(const struct bpf_table *bt)
@@ -275,12 +276,22 @@ static char *describe(const struct bpf_table *bt)
 			sb_adds(&sb, "\n");
 		}
 	}
-	for (i = 0; i < bt->n_maps; i++)
-		if (bt->maps[i].set && !bt->maps[i].set->anonymous)
-			sb_addf(&sb, "set %s %u\n",
-				nftnl_set_get_str(bt->maps[i].set->nl,
-						  NFTNL_SET_NAME),
-				bt->maps[i].n_elems);
+	for (i = 0; i < bt->n_maps; i++) {
+		const char *name;
+		char *decl;
+
+		if (!bt->maps[i].set || bt->maps[i].set->anonymous)
+			continue;
+		name = nftnl_set_get_str(bt->maps[i].set->nl, NFTNL_SET_NAME);
+		sb_addf(&sb, "set %s %u\n", name, bt->maps[i].n_elems);
+		/* its declaration, to compile elements added later */
+		decl = bt->rs->listing ?
+		       set_decl_from_listing(bt->rs->listing, bt->table->name,
+					     name) : NULL;
+		if (decl)
+			sb_addf(&sb, "setdecl %s %s\n", name, decl);
+		free(decl);
+	}
 	for (i = 0; i < bt->n_progs; i++) {
 		p = &bt->progs[i];
 		prog_key(key, sizeof(key), "count", p);
@@ -620,6 +631,137 @@ static int read_slot(const char *dir, const char *key, uint32_t slot,
 	return ret;
 }
 
+/* Elements in a pinned set map now (updates change them). */
+static unsigned int count_elems(const char *dir, const char *set)
+{
+	char path[1024], key[64], next[64];
+	unsigned int n = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/set-%s", dir, set);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return 0;
+	if (!bpf_map_get_next_key(fd, NULL, key)) {
+		n = 1;
+		while (!bpf_map_get_next_key(fd, key, next)) {
+			memcpy(key, next, sizeof(key));
+			n++;
+		}
+	}
+	close(fd);
+	return n;
+}
+
+int bpf_set_decl(struct cgfw_ctx *ctx, const char *table, const char *set,
+		 char **decl)
+{
+	char dir[512], head[300], *desc, *p, *e;
+
+	(void)ctx;
+	if (strchr(table, '/') || table[0] == '.')
+		return -ENOENT;
+	table_dir(dir, sizeof(dir), table);
+	desc = read_desc(dir);
+	if (!desc)
+		return -ENOENT;
+	snprintf(head, sizeof(head), "\nsetdecl %s ", set);
+	p = strstr(desc, head);	/* never the first line: "chain" or "set" is */
+	if (!p) {
+		free(desc);
+		return -ENOENT;
+	}
+	p += strlen(head);
+	e = strchrnul(p, '\n');
+	*decl = strndup(p, e - p);
+	free(desc);
+	return *decl ? 0 : -ENOMEM;
+}
+
+/* Elements of @s (add or delete) into or out of the pinned map. */
+static int update_map(struct cgfw_ctx *ctx, const struct upd_cmds *u,
+		      const struct upd_set *s, int fd, struct nftnl_set *elems,
+		      bool del)
+{
+	struct ir_set set = { .nl = elems };
+	struct bpf_map_info info = { 0 };
+	uint32_t len = sizeof(info), i;
+	struct bpf_map_spec m;
+	int ret;
+
+	ret = bpf_set_spec(ctx, &u->src, s->loc, NULL, &set, &m);
+	if (!ret && (bpf_obj_get_info_by_fd(fd, &info, &len) ||
+		     info.key_size != m.key_size ||
+		     info.value_size != m.value_size)) {
+		ctx_err_at(ctx, &u->src, s->loc,
+			   "the map of set '%s' does not fit these elements; re-apply table '%s'",
+			   s->set, s->table);
+		ret = -EINVAL;
+	}
+	for (i = 0; !ret && i < m.n_elems; i++) {
+		void *k = (uint8_t *)m.keys + i * m.key_size;
+
+		if (del) {
+			ret = bpf_map_delete_elem(fd, k);
+			if (ret == -ENOENT)
+				ret = 0;
+			continue;
+		}
+		ret = bpf_map_update_elem(fd, k,
+					  (uint8_t *)m.values + i * m.value_size,
+					  BPF_ANY);
+		if (ret == -E2BIG)
+			ctx_err_at(ctx, &u->src, s->loc,
+				   "set '%s' is full (%u entries); re-apply table '%s' to make room",
+				   s->set, info.max_entries, s->table);
+		else if (ret)
+			ctx_err_at(ctx, &u->src, s->loc,
+				   "cannot update the map of set '%s': %s",
+				   s->set, strerror(-ret));
+	}
+	free(m.keys);
+	free(m.values);
+	return ret;
+}
+
+/*
+ * Deletions, then additions, map by map: each element goes in or out on
+ * its own (a BPF map has no transactions); the programs stay as they are.
+ */
+int bpf_update(struct cgfw_ctx *ctx, const struct upd_cmds *u)
+{
+	const struct upd_set *s;
+	char dir[512], path[1024];
+	bool held = false;
+	struct stat st;
+	int fd, ret = 0;
+
+	list_for_each_entry(s, &u->sets, list) {
+		if (strchr(s->table, '/') || s->table[0] == '.')
+			continue;
+		table_dir(dir, sizeof(dir), s->table);
+		if (stat(dir, &st))
+			continue;
+		held = true;
+		snprintf(path, sizeof(path), "%s/set-%s", dir, s->set);
+		fd = bpf_obj_get(path);
+		if (fd < 0) {
+			ctx_err_at(ctx, &u->src, s->loc,
+				   "table '%s' has no named set '%s' in the bpf backend",
+				   s->table, s->set);
+			return -EINVAL;
+		}
+		if (s->del)
+			ret = update_map(ctx, u, s, fd, s->del, true);
+		if (!ret && s->add)
+			ret = update_map(ctx, u, s, fd, s->add, false);
+		close(fd);
+		if (ret)
+			return ret;
+	}
+	return held ? 0 : -ENOENT;
+}
+
 struct desc_chain {
 	char *name;
 	char **rules;
@@ -704,7 +846,8 @@ static int list_table(const char *name, const char *dir, struct inst_table *t)
 
 			if (sscanf(line, "set %255s %u", sname, &n) == 2)
 				sb_addf(&sets, "\tset %s {\n\t\t# %u elements, map %s/set-%s\n\t}\n",
-					sname, n, dir, sname);
+					sname, count_elems(dir, sname), dir,
+					sname);
 		} else if (!strncmp(line, "slot ", 5)) {
 			char key[128], cname[256];
 			unsigned int slot;

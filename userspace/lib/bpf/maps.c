@@ -79,7 +79,10 @@ static int chain_idx(const struct ir_table *t, const char *name)
 	return -1;
 }
 
-/* The value of an element: its data, or { verdict, chain }. */
+/*
+ * The value of an element: its data, or { verdict, chain }; @t NULL (an
+ * update, no chains at hand): a jump or goto cannot be resolved.
+ */
 static int elem_value(const struct ir_table *t, struct nftnl_set_elem *e,
 		      bool verdict, uint8_t *value, uint32_t size)
 {
@@ -91,6 +94,8 @@ static int elem_value(const struct ir_table *t, struct nftnl_set_elem *e,
 	if (verdict) {
 		v[0] = elem_u32(e, NFTNL_SET_ELEM_VERDICT);
 		if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_CHAIN)) {
+			if (!t)
+				return -EOPNOTSUPP;
 			v[1] = chain_idx(t, nftnl_set_elem_get_str(e,
 							NFTNL_SET_ELEM_CHAIN));
 			if (v[1] < 0)
@@ -168,7 +173,7 @@ static int add_range(struct bpf_map_spec *m, u128 lo, u128 hi,
  * nft keeps an interval [a, b] as a start element a and an end element
  * b + 1 (flagged INTERVAL_END); an open end runs to the largest key.
  */
-static int fill_intervals(struct cgfw_ctx *ctx, const struct bpf_table *bt,
+static int fill_intervals(struct cgfw_ctx *ctx, const struct ir_table *t,
 			  struct bpf_map_spec *m, const struct nftnl_set *s,
 			  uint32_t klen, bool verdict)
 {
@@ -213,8 +218,7 @@ static int fill_intervals(struct cgfw_ctx *ctx, const struct bpf_table *bt,
 		} else {
 			hi = max;
 		}
-		ret = elem_value(bt->table, b[i].elem, verdict, value,
-				 m->value_size);
+		ret = elem_value(t, b[i].elem, verdict, value, m->value_size);
 		ret = ret ? : add_range(m, be_u128(b[i].key, klen), hi, klen,
 					value);
 	}
@@ -227,8 +231,9 @@ out:
 	return ret;
 }
 
-static int set_to_map(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
-		      struct bpf_table *bt, const struct ir_set *set)
+int bpf_set_spec(struct cgfw_ctx *ctx, const struct cgfw_source *src,
+		 const struct cgfw_loc *loc, const struct ir_table *table,
+		 const struct ir_set *set, struct bpf_map_spec *m)
 {
 	const struct nftnl_set *s = set->nl;
 	const char *name = nftnl_set_get_str(s, NFTNL_SET_NAME);
@@ -237,7 +242,6 @@ static int set_to_map(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 	bool is_map = flags & NFT_SET_MAP, verdict = false;
 	struct nftnl_set_elems_iter *it;
 	struct nftnl_set_elem *e;
-	struct bpf_map_spec *m;
 	uint8_t value[64];
 	const void *key;
 	uint32_t len;
@@ -249,14 +253,13 @@ static int set_to_map(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 	if (flags & (NFT_SET_TIMEOUT | NFT_SET_EVAL | NFT_SET_OBJECT) ||
 	    (flags & NFT_SET_INTERVAL && flags & NFT_SET_CONCAT) ||
 	    klen > 16 * 4) {
-		ctx_err_at(ctx, &rs->src, &bt->table->loc,
+		ctx_err_at(ctx, src, loc,
 			   "the bpf backend cannot do set '%s' (timeouts, dynamic updates, objects, or interval concatenations); use the nft backend",
 			   set->anonymous ? "(anonymous)" : name);
 		return -EOPNOTSUPP;
 	}
-	ret = add_map(bt, &m);
-	if (ret)
-		return ret;
+	memset(m, 0, sizeof(*m));
+	m->fd = -1;
 	m->set = set;
 	snprintf(m->name, sizeof(m->name), "cgfw_%.10s", name);
 	m->value_size = verdict ? 8 :
@@ -264,13 +267,14 @@ static int set_to_map(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 			1;
 	if (m->value_size > sizeof(value))
 		return -EOPNOTSUPP;
+	ret = 0;
 	if (flags & NFT_SET_INTERVAL) {
 		if (klen > 16)
 			return -EOPNOTSUPP;
 		m->type = BPF_MAP_TYPE_LPM_TRIE;
 		m->key_size = 4 + klen;
 		m->flags = BPF_F_NO_PREALLOC;
-		ret = fill_intervals(ctx, bt, m, s, klen, verdict);
+		ret = fill_intervals(ctx, table, m, s, klen, verdict);
 	} else {
 		m->type = BPF_MAP_TYPE_HASH;
 		m->key_size = klen;
@@ -280,7 +284,7 @@ static int set_to_map(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 		while (!ret && (e = nftnl_set_elems_iter_next(it))) {
 			if (elem_u32(e, NFTNL_SET_ELEM_FLAGS) &
 			    NFT_SET_ELEM_CATCHALL) {
-				ctx_err_at(ctx, &rs->src, &bt->table->loc,
+				ctx_err_at(ctx, src, loc,
 					   "the bpf backend cannot do the catch-all element of set '%s' yet; use the nft backend",
 					   name);
 				ret = -EOPNOTSUPP;
@@ -291,7 +295,7 @@ static int set_to_map(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 				ret = -EINVAL;
 				break;
 			}
-			ret = elem_value(bt->table, e, verdict, value,
+			ret = elem_value(table, e, verdict, value,
 					 m->value_size);
 			ret = ret ? : add_elem(m, key, value);
 		}
@@ -300,7 +304,21 @@ static int set_to_map(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 	m->max_entries = m->n_elems + (set->anonymous ? 0 : SET_HEADROOM);
 	if (!m->max_entries)
 		m->max_entries = 1;
+	if (ret == -EOPNOTSUPP && !ctx->err.len)
+		ctx_err_at(ctx, src, loc,
+			   "set '%s': a jump or goto in a verdict map cannot be added in place; re-apply the table",
+			   name);
 	return ret;
+}
+
+static int set_to_map(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
+		      struct bpf_table *bt, const struct ir_set *set)
+{
+	struct bpf_map_spec *m;
+	int ret = add_map(bt, &m);
+
+	return ret ? : bpf_set_spec(ctx, &rs->src, &bt->table->loc, bt->table,
+				    set, m);
 }
 
 static int cmp_prio(const void *a, const void *b)

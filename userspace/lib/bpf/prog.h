@@ -58,6 +58,11 @@ int bpf_table_compile(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 		      const struct ir_table *t, struct bpf_table *out);
 void bpf_table_release(struct bpf_table *bt);
 
+/* A set's map: type, sizes, elements (@table NULL: no chains at hand). */
+int bpf_set_spec(struct cgfw_ctx *ctx, const struct cgfw_source *src,
+		 const struct cgfw_loc *loc, const struct ir_table *table,
+		 const struct ir_set *set, struct bpf_map_spec *m);
+
 /* The program of @p, generated into p->em (codegen.c). */
 int bpf_prog_generate(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 		      struct bpf_table *bt, struct bpf_prog_spec *p);
@@ -69,6 +74,9 @@ int bpf_prog_generate(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 int bpf_table_name_ok(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 		      const struct ir_table *t);
 int bpf_table_apply(struct cgfw_ctx *ctx, struct bpf_table *compiled);
+int bpf_set_decl(struct cgfw_ctx *ctx, const char *table, const char *set,
+		 char **decl);
+int bpf_update(struct cgfw_ctx *ctx, const struct upd_cmds *u);
 int bpf_table_remove(struct cgfw_ctx *ctx, const char *name);
 int bpf_list(struct cgfw_ctx *ctx, const char *name, struct cgfw_listing *l);
 
