@@ -850,32 +850,10 @@ static int fold_policy(char **text, const char *chain)
 	return 0;
 }
 
-/* nft's own listing of the kernel table: nft syntax with live counters. */
-static int nft_listing(const char *kname, char **text)
-{
-	struct nft_ctx *nft = nft_ctx_new(NFT_CTX_DEFAULT);
-	char cmd[NFT_NAME_MAXLEN + 32];
-	int ret;
-
-	if (!nft)
-		return -ENOMEM;
-	nft_ctx_buffer_output(nft);
-	nft_ctx_buffer_error(nft);
-	snprintf(cmd, sizeof(cmd), "list table inet %s", kname);
-	ret = nft_run_cmd_from_buffer(nft, cmd) ? -EIO : 0;
-	if (!ret) {
-		*text = strdup(nft_ctx_get_output_buffer(nft));
-		if (!*text)
-			ret = -ENOMEM;
-	}
-	nft_ctx_free(nft);
-	return ret;
-}
-
 static int emul_list(struct cgfw_ctx *ctx, const char *name,
 		     struct cgfw_listing *l)
 {
-	char buf[MNL_SOCKET_BUFFER_SIZE];
+	char buf[MNL_SOCKET_BUFFER_SIZE], cmd[NFT_NAME_MAXLEN + 32];
 	struct inst_table t;
 	struct chain_dump cd;
 	struct nlmsghdr *nlh;
@@ -907,7 +885,9 @@ static int emul_list(struct cgfw_ctx *ctx, const char *name,
 			ret = nl_dump(nl, nlh, chain_dump_cb, &cd);
 			ret = cd.err ? : ret;
 		}
-		ret = ret ? : nft_listing(ol.v[i].kname, &t.nft_text);
+		/* nft's own listing: nft syntax with live counters */
+		snprintf(cmd, sizeof(cmd), "list table inet %s", ol.v[i].kname);
+		ret = ret ? : nft_list_text(cmd, &t.nft_text);
 		for (size_t j = 0; !ret && j < t.n_chains; j++)
 			ret = fold_policy(&t.nft_text, t.chains[j].name);
 		ret = ret ? : listing_add(l, &t);

@@ -222,40 +222,37 @@ static void gen_prologue(struct cg *g)
 	E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_2, S + 16));	/* nexthdr */
 	E(I_ST(BPF_DW, BPF_REG_10, S + 24, 40));		/* offset */
 	for (i = 0; i < IPV6_MAX_EXTHDRS; i++) {
-		int opt = em_label(g->em), frag = em_label(g->em);
+		int hdr = em_label(g->em), frag = em_label(g->em);
 		int ah = em_label(g->em), next = em_label(g->em);
 
 		E(I_LDX(BPF_DW, BPF_REG_2, BPF_REG_10, S + 16));
-		em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, 0, opt);
-		em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, 43, opt);
-		em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, 60, opt);
-		em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, 51, ah);
-		em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, 44, frag);
+		em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, 0, hdr);
+		em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, 43, hdr);
+		em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, 60, hdr);
+		em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, 51, hdr);
+		em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, 44, hdr);
 		em_goto(g->em, v6_done);	/* not an extension header */
 
-		/* r4 = header length; the header's first 4 bytes at S */
-		em_bind(g->em, opt);
+		/* its first 4 bytes at S; r4 = its length */
+		em_bind(g->em, hdr);
 		E(I_LDX(BPF_DW, BPF_REG_2, BPF_REG_10, S + 24));
 		load_bytes(g, BPF_REG_2, 0, S, 4);
 		em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, v6_unspec);
+		E(I_LDX(BPF_DW, BPF_REG_2, BPF_REG_10, S + 16));
+		em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, 51, ah);
+		em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, 44, frag);
 		E(I_LDX(BPF_B, BPF_REG_4, BPF_REG_10, S + 1));
 		E(I_ALU64_IMM(BPF_ADD, BPF_REG_4, 1));
 		E(I_ALU64_IMM(BPF_LSH, BPF_REG_4, 3));
 		em_goto(g->em, next);
 
 		em_bind(g->em, ah);
-		E(I_LDX(BPF_DW, BPF_REG_2, BPF_REG_10, S + 24));
-		load_bytes(g, BPF_REG_2, 0, S, 4);
-		em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, v6_unspec);
 		E(I_LDX(BPF_B, BPF_REG_4, BPF_REG_10, S + 1));
 		E(I_ALU64_IMM(BPF_ADD, BPF_REG_4, 2));
 		E(I_ALU64_IMM(BPF_LSH, BPF_REG_4, 2));
 		em_goto(g->em, next);
 
 		em_bind(g->em, frag);
-		E(I_LDX(BPF_DW, BPF_REG_2, BPF_REG_10, S + 24));
-		load_bytes(g, BPF_REG_2, 0, S, 4);
-		em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, v6_unspec);
 		E(I_LDX(BPF_H, BPF_REG_3, BPF_REG_10, S + 2));
 		E(I_BE(BPF_REG_3, 16));
 		E(I_ALU64_IMM(BPF_AND, BPF_REG_3, 0xfff8));
