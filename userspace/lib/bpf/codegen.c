@@ -786,34 +786,53 @@ static void gen_verdict(struct cg *g, int32_t verdict, const char *chain,
  * s32 long, verdict and chain first); the value found is at scratch
  * +32 (verdict) and +36 (chain).
  */
+static int cmp_case(const void *a, const void *b)
+{
+	const int32_t *x = a, *y = b;
+
+	if (x[0] != y[0])
+		return x[0] < y[0] ? -1 : 1;
+	return (x[1] > y[1]) - (x[1] < y[1]);
+}
+
 static void gen_dispatch(struct cg *g, const int32_t *v, uint32_t stride,
 			 uint32_t n, int brk, int ret, int accept)
 {
-	uint32_t i, j;
-	int32_t verdict;
+	int32_t (*cases)[2] = calloc(n + 1, sizeof(*cases));
+	uint32_t i, j, n_cases = 0;
 
+	if (!cases) {
+		g->err = -ENOMEM;
+		return;
+	}
+	/* the distinct cases, in a stable order (map order is not) */
 	for (i = 0; i < n; i++) {
-		int other = em_label(g->em), seen = 0;
-		const int32_t *vi = v + i * stride;
+		for (j = 0; j < n_cases; j++)
+			if (cases[j][0] == v[i * stride] &&
+			    cases[j][1] == v[i * stride + 1])
+				break;
+		if (j == n_cases) {
+			cases[n_cases][0] = v[i * stride];
+			cases[n_cases++][1] = v[i * stride + 1];
+		}
+	}
+	qsort(cases, n_cases, sizeof(*cases), cmp_case);
+	for (i = 0; i < n_cases; i++) {
+		int other = em_label(g->em);
 
-		for (j = 0; j < i && !seen; j++)
-			seen = v[j * stride] == vi[0] &&
-			       v[j * stride + 1] == vi[1];
-		if (seen)
-			continue;
 		/* r1, r2 do not survive calls: reload them */
 		E(I_LDX(BPF_W, BPF_REG_1, BPF_REG_10, STK_SCRATCH + 32));
 		E(I_LDX(BPF_W, BPF_REG_2, BPF_REG_10, STK_SCRATCH + 36));
-		em_jmp32_imm(g->em, BPF_JNE, BPF_REG_1, vi[0], other);
-		em_jmp32_imm(g->em, BPF_JNE, BPF_REG_2, vi[1], other);
-		verdict = vi[0];
-		gen_verdict(g, verdict,
-			    verdict == NFT_JUMP || verdict == NFT_GOTO ?
-			    chain_by_index(g, vi[1])->name : NULL,
+		em_jmp32_imm(g->em, BPF_JNE, BPF_REG_1, cases[i][0], other);
+		em_jmp32_imm(g->em, BPF_JNE, BPF_REG_2, cases[i][1], other);
+		gen_verdict(g, cases[i][0],
+			    cases[i][0] == NFT_JUMP || cases[i][0] == NFT_GOTO ?
+			    chain_by_index(g, cases[i][1])->name : NULL,
 			    brk, ret, accept);
 		em_goto(g->em, brk);
 		em_bind(g->em, other);
 	}
+	free(cases);
 	em_goto(g->em, brk);
 }
 
