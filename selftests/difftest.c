@@ -189,6 +189,9 @@ static void rule(struct sb *s, bool may_jump)
 		match(s, &fam);
 	if (!rnd(3))
 		add(s, "counter ");
+	if (!rnd(8))	/* the same packets in the same order: same state */
+		add(s, "quota %s%u bytes ", rnd(2) ? "over " : "",
+		    100 + rnd(3000));
 	if (!rnd(6))
 		add(s, "meta mark set %u ", rnd(3));
 	if (may_jump && !rnd(6))

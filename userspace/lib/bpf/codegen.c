@@ -148,6 +148,103 @@ static void gen_count(struct cg *g, const struct ir_rule *rule)
 	em_bind(g->em, skip);
 }
 
+/* A map of the program's own (not a set's): its index in the table. */
+static size_t new_map(struct cg *g, const char *name, uint32_t type,
+		      uint32_t key_size, uint32_t value_size, uint32_t max)
+{
+	struct bpf_map_spec *m;
+
+	m = realloc(g->bt->maps, (g->bt->n_maps + 1) * sizeof(*m));
+	if (!m) {
+		g->err = -ENOMEM;
+		return 0;
+	}
+	g->bt->maps = m;
+	m = &m[g->bt->n_maps];
+	memset(m, 0, sizeof(*m));
+	m->fd = -1;
+	snprintf(m->name, sizeof(m->name), "%s", name);
+	m->type = type;
+	m->key_size = key_size;
+	m->value_size = value_size;
+	m->max_entries = max;
+	return g->bt->n_maps++;
+}
+
+/* if (r@reg OP value) goto label, for any 64-bit unsigned value */
+static void jmp_u64(struct cg *g, int op, int reg, uint64_t v, int label)
+{
+	if (v <= INT32_MAX) {
+		em_jmp_imm(g->em, op, reg, v, label);
+		return;
+	}
+	em_ld_imm64(g->em, BPF_REG_4, 0, v);
+	em_jmp_reg(g->em, op, reg, BPF_REG_4, label);
+}
+
+/*
+ * quota [over] N bytes: consumed += len, shared by every CPU (an atomic
+ * fetch-add, as nft_quota's atomic64_add_return); past the quota means
+ * consumed > N (nft_overquota()). "over" matches past it, the plain form
+ * until then.
+ */
+static void gen_quota(struct cg *g, struct nftnl_expr *e, int brk)
+{
+	uint64_t quota = nftnl_expr_get_u64(e, NFTNL_EXPR_QUOTA_BYTES);
+	uint64_t used = nftnl_expr_get_u64(e, NFTNL_EXPR_QUOTA_CONSUMED);
+	bool over = nftnl_expr_get_u32(e, NFTNL_EXPR_QUOTA_FLAGS) &
+		    NFT_QUOTA_F_INV;
+	struct bpf_table *bt = g->bt;
+	struct bpf_map_spec *m;
+	size_t i;
+	void *v;
+
+	/*
+	 * One slot per expression, shared by all its inlined copies and all
+	 * programs of the table, in one array map.
+	 */
+	for (i = 0; i < bt->n_state; i++)
+		if (bt->state_exprs[i] == e)
+			goto emit;
+	if (bt->quota_map == SIZE_MAX)
+		bt->quota_map = new_map(g, "cgfw_quota", BPF_MAP_TYPE_ARRAY,
+					4, 8, 0);
+	v = realloc(bt->state_exprs, (bt->n_state + 1) * sizeof(void *));
+	if (!v || g->err) {
+		g->err = g->err ? : -ENOMEM;
+		return;
+	}
+	bt->state_exprs = v;
+	m = &bt->maps[bt->quota_map];
+	v = realloc(m->keys, (m->n_elems + 1) * 4);
+	if (v)
+		m->keys = v;
+	v = v ? realloc(m->values, (m->n_elems + 1) * 8) : NULL;
+	if (!v) {
+		g->err = -ENOMEM;
+		return;
+	}
+	m->values = v;
+	i = bt->n_state;
+	bt->state_exprs[bt->n_state++] = e;
+	memcpy((uint8_t *)m->keys + m->n_elems * 4, &(uint32_t){ i }, 4);
+	memcpy((uint8_t *)m->values + m->n_elems * 8, &used, 8);
+	m->n_elems++;
+	m->max_entries = m->n_elems;
+emit:
+	E(I_ST(BPF_W, BPF_REG_10, STK_SCRATCH, i));
+	map_lookup(g, bt->quota_map, STK_SCRATCH);
+	em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, brk);
+	E(I_LDX(BPF_W, BPF_REG_2, R_CTX, offsetof(struct __sk_buff, len)));
+	E(I_MOV64_REG(BPF_REG_1, BPF_REG_2));
+	E(((struct bpf_insn){ .code = BPF_STX | BPF_DW | BPF_ATOMIC,
+			      .dst_reg = BPF_REG_0, .src_reg = BPF_REG_1,
+			      .imm = BPF_ADD | BPF_FETCH }));
+	E(I_ALU64_REG(BPF_ADD, BPF_REG_1, BPF_REG_2));	/* the new total */
+	/* no match: not past the quota for "over", past it otherwise */
+	jmp_u64(g, over ? BPF_JLE : BPF_JGT, BPF_REG_1, quota, brk);
+}
+
 /* ---- the packet's context: family, layer 4, transport offset ---- */
 
 /* r0 = bpf_skb_load_bytes(skb, @off_reg or @off, fp+@dst, @len) */
@@ -513,17 +610,6 @@ static uint64_t be_value(const uint8_t *d, uint32_t len)
 	return v;
 }
 
-/* if (r@reg OP value) goto label, for any 64-bit unsigned value */
-static void jmp_u64(struct cg *g, int op, int reg, uint64_t v, int label)
-{
-	if (v <= INT32_MAX) {
-		em_jmp_imm(g->em, op, reg, v, label);
-		return;
-	}
-	em_ld_imm64(g->em, BPF_REG_4, 0, v);
-	em_jmp_reg(g->em, op, reg, BPF_REG_4, label);
-}
-
 /* Equality of @len bytes at fp+@off with @data: equal -> fall through. */
 static void gen_equal(struct cg *g, int off, const uint8_t *data,
 		      uint32_t len, int differ)
@@ -858,6 +944,23 @@ static void gen_lookup(struct cg *g, struct nftnl_expr *e, int brk, int ret,
 							 m->key_size);
 	if (!key)
 		return;
+	if (m->inline_only) {
+		int found = em_label(g->em);
+
+		for (n = 0; n < m->n_elems; n++) {
+			int other = em_label(g->em);
+
+			gen_equal(g, key, (uint8_t *)m->keys + n * m->key_size,
+				  m->key_size, other);
+			em_goto(g->em, flags & NFT_LOOKUP_F_INV ? brk : found);
+			em_bind(g->em, other);
+		}
+		if (!(flags & NFT_LOOKUP_F_INV)) {
+			em_goto(g->em, brk);	/* none of them */
+			em_bind(g->em, found);
+		}
+		return;
+	}
 	if (m->type == BPF_MAP_TYPE_LPM_TRIE) {
 		/* { u32 prefixlen; key } in the scratch space */
 		E(I_ST(BPF_W, BPF_REG_10, STK_SCRATCH, (m->key_size - 4) * 8));
@@ -937,6 +1040,8 @@ static void gen_expr(struct cg *g, struct nftnl_expr *e, int next, int ret,
 		gen_immediate(g, e, next, ret, accept);
 	else if (!strcmp(name, "counter"))
 		gen_count(g, g->rule);
+	else if (!strcmp(name, "quota"))
+		gen_quota(g, e, next);
 	else if (!strcmp(name, "socket"))
 		gen_socket(g, e, next);
 	else if (!strcmp(name, "ct"))
@@ -979,6 +1084,7 @@ static void gen_rule(struct cg *g, const struct ir_rule *r, int ret,
  * since its verdict ends the chain. Each rule keeps its counter.
  */
 #define RUN_MIN 16	/* below this, comparisons are cheaper than a lookup */
+#define MAX_MAPS 64	/* the kernel's limit of maps one program uses */
 
 struct shape {
 	size_t n;		/* expressions */
@@ -1107,10 +1213,6 @@ static void gen_run(struct cg *g, const struct ir_rule **rules, size_t n,
 	for (i = 0; i < (size_t)s->key; i++)
 		gen_expr(g, s->e[i], next, ret, accept);
 
-	if (g->bt->n_maps >= 64) {	/* keep the maps few */
-		g->err = -E2BIG;
-		goto out;
-	}
 	m = realloc(g->bt->maps, (g->bt->n_maps + 1) * sizeof(*m));
 	if (!m) {
 		g->err = -ENOMEM;
@@ -1260,7 +1362,8 @@ static void gen_chain(struct cg *g, const struct ir_chain *c, int ret,
 	for (i = 0; i < n && !g->err; i += run) {
 		g->chain = c;
 		run = run_length(rules, n, i);
-		if (run >= RUN_MIN) {
+		/* a program may use 64 maps: keep a few for what follows */
+		if (run >= RUN_MIN && g->bt->n_maps < MAX_MAPS - 8) {	/* roughly */
 			gen_run(g, rules + i, run, ret, accept);
 		} else {
 			gen_rule(g, rules[i], ret, accept);
@@ -1298,7 +1401,7 @@ int bpf_prog_generate(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 	struct cg state = {
 		.ctx = ctx, .rs = rs, .bt = bt, .p = p, .em = &p->em,
 	}, *g = &state;
-	size_t i;
+	size_t i, n_maps;
 
 	em_init(&p->em);
 	gen_prologue(g);
@@ -1309,6 +1412,14 @@ int bpf_prog_generate(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 	E(I_EXIT());
 	if (g->err)
 		return g->err;
+	for (i = 0, n_maps = 0; i < bt->n_maps; i++)
+		n_maps += !bt->maps[i].inline_only;
+	if (n_maps > MAX_MAPS) {
+		ctx_err_at(ctx, &rs->src, &bt->table->loc,
+			   "table '%s' needs %zu BPF maps (its sets, counters, quotas), more than the %d one program may use; merge sets, or use the nft backend",
+			   bt->table->name, n_maps, MAX_MAPS);
+		return -E2BIG;
+	}
 	if (em_finish(&p->em)) {
 		ctx_err_at(ctx, &rs->src, &bt->table->loc,
 			   "the program for table '%s' is too large for BPF (%zu instructions, or a jump too far); use sets or the nft backend",

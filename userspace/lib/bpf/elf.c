@@ -119,7 +119,7 @@ int bpf_tables_write_elf(struct cgfw_ctx *ctx, struct bpf_table *bts,
 	struct btf *btf = NULL;
 	Elf_Scn *scn[2] = { NULL, NULL }, *maps_scn, *symtab = NULL, *strtab;
 	int *var_ids = NULL;
-	size_t n_progs = 0;
+	size_t n_progs = 0, n_decl = 0, *sym_of = NULL;
 	Elf64_Ehdr *eh;
 	char *maps_data = NULL, name[64];
 	const void *raw;
@@ -141,6 +141,7 @@ int bpf_tables_write_elf(struct cgfw_ctx *ctx, struct bpf_table *bts,
 	}
 	syms = calloc(n_maps + n_progs + 1, sizeof(*syms));
 	var_ids = calloc(n_maps + 1, sizeof(*var_ids));
+	sym_of = calloc(n_maps + 1, sizeof(*sym_of));
 	maps_data = calloc(n_maps + 1, 40);
 	for (k = 0; k < 2; k++) {
 		code[k] = calloc(n_code[k] + 1, sizeof(struct bpf_insn));
@@ -148,15 +149,19 @@ int bpf_tables_write_elf(struct cgfw_ctx *ctx, struct bpf_table *bts,
 		n_code[k] = 0;
 	}
 	btf = btf__new_empty();
-	if (!syms || !var_ids || !maps_data || !code[0] || !code[1] || !rels[0] ||
+	if (!syms || !var_ids || !sym_of || !maps_data || !code[0] || !code[1] || !rels[0] ||
 	    !rels[1] || !btf)
 		goto out;
 
-	/* maps: BTF, .maps, and a symbol each (symbols 1 .. n_maps) */
+	/* maps: BTF, .maps, and a symbol each; none for inline sets */
 	int_id = btf__add_int(btf, "int", 4, BTF_INT_SIGNED);
 	for (i = 0, k = 0; i < n_tables; i++) {
 		for (j = 0; j < bts[i].n_maps; j++, k++) {
-			int s = map_btf(btf, int_id, &bts[i].maps[j]);
+			int s;
+
+			if (bts[i].maps[j].inline_only)
+				continue;
+			s = map_btf(btf, int_id, &bts[i].maps[j]);
 
 			snprintf(name, sizeof(name), "%.6s_m%zu",
 				 bts[i].table->name, k);
@@ -166,17 +171,19 @@ int bpf_tables_write_elf(struct cgfw_ctx *ctx, struct bpf_table *bts,
 				ret = var;
 				goto out;
 			}
-			var_ids[k] = var;
+			var_ids[n_decl] = var;
+			sym_of[k] = n_syms;
 			syms[n_syms].st_name = str_add(&st, name);
 			syms[n_syms].st_info = GELF_ST_INFO(STB_GLOBAL,
 							    STT_OBJECT);
-			syms[n_syms].st_value = k * 40;
+			syms[n_syms].st_value = n_decl * 40;
 			syms[n_syms].st_size = 40;
 			n_syms++;
+			n_decl++;
 		}
 	}
-	ds = btf__add_datasec(btf, ".maps", n_maps * 40);
-	for (k = 0; ds >= 0 && k < n_maps; k++)
+	ds = btf__add_datasec(btf, ".maps", n_decl * 40);
+	for (k = 0; ds >= 0 && k < n_decl; k++)
 		ds = btf__add_datasec_var_info(btf, var_ids[k], k * 40, 40) ?
 		     -EINVAL : ds;
 	if (ds < 0) {
@@ -202,8 +209,8 @@ int bpf_tables_write_elf(struct cgfw_ctx *ctx, struct bpf_table *bts,
 				}
 				rels[s][n_rels[s]].r_offset = (at + k) * 8;
 				rels[s][n_rels[s]].r_info = GELF_R_INFO(
-					1 + map_base[i] + in->imm - MAP_IDX_BIAS,
-					R_BPF_64_64);
+					sym_of[map_base[i] + in->imm -
+					       MAP_IDX_BIAS], R_BPF_64_64);
 				n_rels[s]++;
 				in->imm = 0;
 				in->src_reg = 0;
@@ -249,7 +256,7 @@ int bpf_tables_write_elf(struct cgfw_ctx *ctx, struct bpf_table *bts,
 	add_section(e, &st, "license", SHT_PROGBITS, SHF_ALLOC | SHF_WRITE,
 		    license, sizeof(license), 1);
 	maps_scn = add_section(e, &st, ".maps", SHT_PROGBITS,
-			       SHF_ALLOC | SHF_WRITE, maps_data, n_maps * 40, 8);
+			       SHF_ALLOC | SHF_WRITE, maps_data, n_decl * 40, 8);
 	raw = btf__raw_data(btf, &raw_len);
 	add_section(e, &st, ".BTF", SHT_PROGBITS, 0, raw, raw_len, 4);
 	for (i = 1; i < n_syms; i++)
@@ -312,6 +319,8 @@ int bpf_tables_write_elf(struct cgfw_ctx *ctx, struct bpf_table *bts,
 			const struct bpf_map_spec *m = &bts[i].maps[j];
 			uint32_t n;
 
+			if (m->inline_only)
+				continue;
 			for (n = 0; n < m->n_elems; n++) {
 				sb_addf(commands, "bpftool map update name %.6s_m%zu key hex",
 					bts[i].table->name, k);
@@ -358,6 +367,7 @@ out:
 	}
 	free(syms);
 	free(var_ids);
+	free(sym_of);
 	free(maps_data);
 	free(map_base);
 	sb_release(&st.sb);

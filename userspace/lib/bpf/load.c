@@ -90,6 +90,8 @@ static int create_maps(struct cgfw_ctx *ctx, struct bpf_table *bt)
 
 	for (i = 0; i < bt->n_maps; i++) {
 		m = &bt->maps[i];
+		if (m->inline_only)
+			continue;
 		o.map_flags = m->flags;
 		m->fd = bpf_map_create(m->type, m->name, m->key_size,
 				       m->value_size, m->max_entries, &o);

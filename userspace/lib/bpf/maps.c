@@ -18,6 +18,9 @@
 
 #include "prog.h"
 
+/* Anonymous sets of at most this many exact keys are compared inline. */
+#define INLINE_SET_MAX 8
+
 /* Room for elements added later to a named set (add element). */
 #define SET_HEADROOM 256
 
@@ -301,6 +304,10 @@ int bpf_set_spec(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 		}
 		nftnl_set_elems_iter_destroy(it);
 	}
+	/* a few exact keys, fixed: comparisons beat a lookup, and no map */
+	m->inline_only = set->anonymous && !is_map && !ret &&
+			 m->type == BPF_MAP_TYPE_HASH &&
+			 m->n_elems <= INLINE_SET_MAX;
 	m->max_entries = m->n_elems + (set->anonymous ? 0 : SET_HEADROOM);
 	if (!m->max_entries)
 		m->max_entries = 1;
@@ -375,6 +382,7 @@ void bpf_table_release(struct bpf_table *bt)
 	}
 	free(bt->maps);
 	free(bt->progs);
+	free(bt->state_exprs);
 	memset(bt, 0, sizeof(*bt));
 }
 
@@ -391,6 +399,7 @@ int bpf_table_compile(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 	memset(bt, 0, sizeof(*bt));
 	bt->rs = rs;
 	bt->table = t;
+	bt->quota_map = SIZE_MAX;
 	list_for_each_entry(s, &t->sets, list) {
 		ret = set_to_map(ctx, rs, bt, s);
 		if (ret)

@@ -22,6 +22,7 @@ struct bpf_map_spec {
 	uint32_t key_size, value_size, max_entries, flags;
 	void *keys, *values;		/* n_elems entries of each */
 	uint32_t n_elems;
+	bool inline_only;		/* compiled as comparisons: no map */
 	int fd;				/* -1 until created */
 };
 
@@ -49,6 +50,10 @@ struct bpf_table {
 	const struct ir_table *table;
 	struct bpf_map_spec *maps;
 	size_t n_maps;
+	/* quotas: one slot each in one map, however often inlined */
+	const void **state_exprs;	/* slot -> the expression */
+	size_t n_state;
+	size_t quota_map;		/* SIZE_MAX: none yet */
 	struct bpf_prog_spec *progs;
 	size_t n_progs;
 };
