@@ -726,6 +726,34 @@ TEST_F(cg, named_sets_update_in_place)
 	EXPECT_EQ(PROBE_PASSED, udp_from(self->path, "127.0.0.3", 5030));
 }
 
+TEST_F(cg, limit_and_quota)
+{
+	int i;
+
+	ASSERT_EQ(0, apply("table cgroup t {\n"
+			   "  chain out {\n"
+			   "    type filter hook egress cgroup \"%s\" priority 0; policy accept;\n"
+			   "    udp dport 5031 limit rate over 1/minute burst 3 packets drop\n"
+			   "    udp dport 5032 limit rate 1/minute accept\n"
+			   "    udp dport 5032 drop\n"
+			   "    udp dport 5033 quota over 100 bytes drop\n"
+			   "  }\n"
+			   "}\n", self->name));
+	/* a burst of 3, then one a minute: none more here */
+	for (i = 0; i < 3; i++)
+		EXPECT_EQ(PROBE_PASSED, udp_from(self->path, "127.0.0.1", 5031));
+	for (i = 0; i < 3; i++)
+		EXPECT_EQ(PROBE_EPERM, udp_from(self->path, "127.0.0.1", 5031));
+	/* the default burst is 5 packets */
+	for (i = 0; i < 5; i++)
+		EXPECT_EQ(PROBE_PASSED, udp_from(self->path, "127.0.0.1", 5032));
+	EXPECT_EQ(PROBE_EPERM, udp_from(self->path, "127.0.0.1", 5032));
+	/* 32-byte packets: 96 is not past 100, 128 is */
+	for (i = 0; i < 3; i++)
+		EXPECT_EQ(PROBE_PASSED, udp_from(self->path, "127.0.0.1", 5033));
+	EXPECT_EQ(PROBE_EPERM, udp_from(self->path, "127.0.0.1", 5033));
+}
+
 /* ---- replacement, deletion, failure ---- */
 
 static volatile sig_atomic_t stop_sender;

@@ -183,6 +183,49 @@ static void jmp_u64(struct cg *g, int op, int reg, uint64_t v, int label)
 }
 
 /*
+ * The slot of a stateful expression (quota, limit) in its array map: one
+ * per expression, shared by all its inlined copies and all the table's
+ * programs. A new slot starts as @init (@size bytes).
+ */
+static uint32_t state_slot(struct cg *g, struct bpf_state *st,
+			   struct nftnl_expr *e, const char *name,
+			   const void *init, uint32_t size, bool spin_lock)
+{
+	struct bpf_map_spec *m;
+	uint32_t slot;
+	void *v;
+
+	for (slot = 0; slot < st->n; slot++)
+		if (st->exprs[slot] == e)
+			return slot;
+	if (st->map == SIZE_MAX) {
+		st->map = new_map(g, name, BPF_MAP_TYPE_ARRAY, 4, size, 0);
+		if (g->err)
+			return 0;
+		g->bt->maps[st->map].spin_lock = spin_lock;
+	}
+	m = &g->bt->maps[st->map];
+	v = realloc(st->exprs, (st->n + 1) * sizeof(void *));
+	if (v)
+		st->exprs = v;
+	v = v ? realloc(m->keys, (m->n_elems + 1) * 4) : NULL;
+	if (v)
+		m->keys = v;
+	v = v ? realloc(m->values, (m->n_elems + 1) * size) : NULL;
+	if (!v) {
+		g->err = -ENOMEM;
+		return 0;
+	}
+	m->values = v;
+	slot = st->n;
+	st->exprs[st->n++] = e;
+	memcpy((uint8_t *)m->keys + m->n_elems * 4, &slot, 4);
+	memcpy((uint8_t *)m->values + m->n_elems * size, init, size);
+	m->max_entries = ++m->n_elems;
+	return slot;
+}
+
+/*
  * quota [over] N bytes: consumed += len, shared by every CPU (an atomic
  * fetch-add, as nft_quota's atomic64_add_return); past the quota means
  * consumed > N (nft_overquota()). "over" matches past it, the plain form
@@ -194,46 +237,13 @@ static void gen_quota(struct cg *g, struct nftnl_expr *e, int brk)
 	uint64_t used = nftnl_expr_get_u64(e, NFTNL_EXPR_QUOTA_CONSUMED);
 	bool over = nftnl_expr_get_u32(e, NFTNL_EXPR_QUOTA_FLAGS) &
 		    NFT_QUOTA_F_INV;
-	struct bpf_table *bt = g->bt;
-	struct bpf_map_spec *m;
-	size_t i;
-	void *v;
+	uint32_t slot = state_slot(g, &g->bt->quotas, e, "cgfw_quota", &used,
+				   8, false);
 
-	/*
-	 * One slot per expression, shared by all its inlined copies and all
-	 * programs of the table, in one array map.
-	 */
-	for (i = 0; i < bt->n_state; i++)
-		if (bt->state_exprs[i] == e)
-			goto emit;
-	if (bt->quota_map == SIZE_MAX)
-		bt->quota_map = new_map(g, "cgfw_quota", BPF_MAP_TYPE_ARRAY,
-					4, 8, 0);
-	v = realloc(bt->state_exprs, (bt->n_state + 1) * sizeof(void *));
-	if (!v || g->err) {
-		g->err = g->err ? : -ENOMEM;
+	if (g->err)
 		return;
-	}
-	bt->state_exprs = v;
-	m = &bt->maps[bt->quota_map];
-	v = realloc(m->keys, (m->n_elems + 1) * 4);
-	if (v)
-		m->keys = v;
-	v = v ? realloc(m->values, (m->n_elems + 1) * 8) : NULL;
-	if (!v) {
-		g->err = -ENOMEM;
-		return;
-	}
-	m->values = v;
-	i = bt->n_state;
-	bt->state_exprs[bt->n_state++] = e;
-	memcpy((uint8_t *)m->keys + m->n_elems * 4, &(uint32_t){ i }, 4);
-	memcpy((uint8_t *)m->values + m->n_elems * 8, &used, 8);
-	m->n_elems++;
-	m->max_entries = m->n_elems;
-emit:
-	E(I_ST(BPF_W, BPF_REG_10, STK_SCRATCH, i));
-	map_lookup(g, bt->quota_map, STK_SCRATCH);
+	E(I_ST(BPF_W, BPF_REG_10, STK_SCRATCH, slot));
+	map_lookup(g, g->bt->quotas.map, STK_SCRATCH);
 	em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, brk);
 	E(I_LDX(BPF_W, BPF_REG_2, R_CTX, offsetof(struct __sk_buff, len)));
 	E(I_MOV64_REG(BPF_REG_1, BPF_REG_2));
@@ -243,6 +253,102 @@ emit:
 	E(I_ALU64_REG(BPF_ADD, BPF_REG_1, BPF_REG_2));	/* the new total */
 	/* no match: not past the quota for "over", past it otherwise */
 	jmp_u64(g, over ? BPF_JLE : BPF_JGT, BPF_REG_1, quota, brk);
+}
+
+/* A limit's state: as struct nft_limit, the lock first (BTF: load.c). */
+struct limit_state {
+	uint32_t lock;		/* struct bpf_spin_lock */
+	uint32_t pad;
+	uint64_t tokens;
+	uint64_t last;
+};
+
+/*
+ * limit rate [over] R/UNIT [burst B packets|bytes]: nft_limit_eval(), a
+ * token bucket shared by every CPU under a bpf_spin_lock. The clock is
+ * read before the lock (no calls while it is held): time that seems to
+ * run backwards counts as none.
+ */
+static void gen_limit(struct cg *g, struct nftnl_expr *e, int brk)
+{
+	uint64_t rate = nftnl_expr_get_u64(e, NFTNL_EXPR_LIMIT_RATE);
+	uint64_t unit = nftnl_expr_get_u64(e, NFTNL_EXPR_LIMIT_UNIT);
+	uint32_t burst = nftnl_expr_get_u32(e, NFTNL_EXPR_LIMIT_BURST);
+	bool pkts = nftnl_expr_get_u32(e, NFTNL_EXPR_LIMIT_TYPE) ==
+		    NFT_LIMIT_PKTS;
+	bool invert = nftnl_expr_get_u32(e, NFTNL_EXPR_LIMIT_FLAGS) &
+		      NFT_LIMIT_F_INV;
+	struct limit_state init = { 0 };
+	uint64_t nsecs = unit * 1000000000ULL, max, cost = 0;
+	int S = STK_SCRATCH, ok = em_label(g->em), done = em_label(g->em);
+	int fresh = em_label(g->em), capped = em_label(g->em);
+	uint32_t slot;
+
+	if (!rate) {
+		refuse(g, "limit with a rate of 0");
+		return;
+	}
+	if (pkts && !burst)
+		burst = 5;	/* NFT_LIMIT_PKT_BURST_DEFAULT */
+	if (pkts) {
+		cost = nsecs / rate;
+		max = cost * burst;
+	} else {
+		max = nsecs * (rate + burst) / rate;
+	}
+	init.tokens = max;
+	slot = state_slot(g, &g->bt->limits, e, "cgfw_limit", &init,
+			  sizeof(init), true);
+	if (g->err)
+		return;
+
+	E(I_CALL(BPF_FUNC_ktime_get_ns));
+	E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_0, S + 48));	/* now */
+	E(I_ST(BPF_W, BPF_REG_10, S, slot));
+	map_lookup(g, g->bt->limits.map, S);
+	em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, brk);
+	E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_0, S + 56));	/* the state */
+	E(I_MOV64_REG(BPF_REG_1, BPF_REG_0));
+	E(I_CALL(BPF_FUNC_spin_lock));
+
+	E(I_LDX(BPF_DW, BPF_REG_2, BPF_REG_10, S + 56));
+	E(I_LDX(BPF_DW, BPF_REG_3, BPF_REG_2, 8));		/* tokens */
+	E(I_LDX(BPF_DW, BPF_REG_4, BPF_REG_10, S + 48));	/* now */
+	E(I_LDX(BPF_DW, BPF_REG_5, BPF_REG_2, 16));		/* last */
+	em_jmp_reg(g->em, BPF_JGE, BPF_REG_4, BPF_REG_5, fresh);
+	E(I_MOV64_REG(BPF_REG_4, BPF_REG_5));
+	em_bind(g->em, fresh);
+	E(I_STX(BPF_DW, BPF_REG_2, BPF_REG_4, 16));		/* last = now */
+	E(I_ALU64_REG(BPF_ADD, BPF_REG_3, BPF_REG_4));
+	E(I_ALU64_REG(BPF_SUB, BPF_REG_3, BPF_REG_5));
+	em_ld_imm64(g->em, BPF_REG_4, 0, max);
+	em_jmp_reg(g->em, BPF_JLE, BPF_REG_3, BPF_REG_4, capped);
+	E(I_MOV64_REG(BPF_REG_3, BPF_REG_4));
+	em_bind(g->em, capped);
+	/* r1 = cost: per packet, or nsecs * len / rate */
+	if (pkts) {
+		em_ld_imm64(g->em, BPF_REG_1, 0, cost);
+	} else {
+		E(I_LDX(BPF_W, BPF_REG_1, R_CTX, offsetof(struct __sk_buff, len)));
+		em_ld_imm64(g->em, BPF_REG_4, 0, nsecs);
+		E(I_ALU64_REG(BPF_MUL, BPF_REG_1, BPF_REG_4));
+		em_ld_imm64(g->em, BPF_REG_4, 0, rate);
+		E(I_ALU64_REG(BPF_DIV, BPF_REG_1, BPF_REG_4));
+	}
+	E(I_MOV64_REG(BPF_REG_5, BPF_REG_3));
+	E(I_ALU64_REG(BPF_SUB, BPF_REG_5, BPF_REG_1));		/* delta */
+	em_jmp_imm(g->em, BPF_JSGE, BPF_REG_5, 0, ok);
+	E(I_STX(BPF_DW, BPF_REG_2, BPF_REG_3, 8));	/* too few: keep them */
+	E(I_ST(BPF_DW, BPF_REG_10, S + 48, !invert));	/* break? */
+	em_goto(g->em, done);
+	em_bind(g->em, ok);
+	E(I_STX(BPF_DW, BPF_REG_2, BPF_REG_5, 8));
+	E(I_ST(BPF_DW, BPF_REG_10, S + 48, invert));
+	em_bind(g->em, done);
+	E(I_MOV64_REG(BPF_REG_1, BPF_REG_2));
+	E(I_CALL(BPF_FUNC_spin_unlock));
+	E(I_LDX(BPF_DW, BPF_REG_1, BPF_REG_10, S + 48));
+	em_jmp_imm(g->em, BPF_JNE, BPF_REG_1, 0, brk);
 }
 
 /* ---- the packet's context: family, layer 4, transport offset ---- */
@@ -1042,6 +1148,8 @@ static void gen_expr(struct cg *g, struct nftnl_expr *e, int next, int ret,
 		gen_count(g, g->rule);
 	else if (!strcmp(name, "quota"))
 		gen_quota(g, e, next);
+	else if (!strcmp(name, "limit"))
+		gen_limit(g, e, next);
 	else if (!strcmp(name, "socket"))
 		gen_socket(g, e, next);
 	else if (!strcmp(name, "ct"))

@@ -127,6 +127,14 @@ int bpf_tables_write_elf(struct cgfw_ctx *ctx, struct bpf_table *bts,
 	int fd = -1, ret = -ENOMEM, int_id, ds, var;
 	Elf *e = NULL;
 
+	for (i = 0; i < n_tables; i++) {
+		for (j = 0; j < bts[i].n_maps; j++) {
+			if (!bts[i].maps[j].spin_lock)
+				continue;
+			ctx_err(ctx, "'limit' is not written to ELF objects yet (its state needs a BTF-described spin lock); apply the table instead, or --pin its programs");
+			return -EOPNOTSUPP;
+		}
+	}
 	map_base = calloc(n_tables + 1, sizeof(*map_base));
 	if (!map_base)
 		goto out;

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <linux/magic.h>
 #include <libnftnl/set.h>
@@ -81,20 +82,65 @@ static void close_fd(int *fd)
 	*fd = -1;
 }
 
+/*
+ * BTF for a map whose values start with a bpf_spin_lock (a limit's state,
+ * struct limit_state in codegen.c): the verifier wants to see the lock.
+ */
+static struct btf *spin_lock_btf(uint32_t *key_id, uint32_t *value_id)
+{
+	struct btf *btf = btf__new_empty();
+	int i, u64, lock, val;
+
+	if (!btf)
+		return NULL;
+	i = btf__add_int(btf, "int", 4, BTF_INT_SIGNED);
+	u64 = btf__add_int(btf, "unsigned long long", 8, 0);
+	lock = btf__add_struct(btf, "bpf_spin_lock", 4);
+	if (i < 0 || u64 < 0 || lock < 0 ||
+	    btf__add_field(btf, "val", i, 0, 0))
+		goto err;
+	val = btf__add_struct(btf, "cgfw_limit", 24);
+	if (val < 0 || btf__add_field(btf, "lock", lock, 0, 0) ||
+	    btf__add_field(btf, "pad", i, 32, 0) ||
+	    btf__add_field(btf, "tokens", u64, 64, 0) ||
+	    btf__add_field(btf, "last", u64, 128, 0) ||
+	    btf__load_into_kernel(btf))
+		goto err;
+	*key_id = i;
+	*value_id = val;
+	return btf;
+err:
+	btf__free(btf);
+	return NULL;
+}
+
 static int create_maps(struct cgfw_ctx *ctx, struct bpf_table *bt)
 {
-	LIBBPF_OPTS(bpf_map_create_opts, o);
 	struct bpf_map_spec *m;
+	struct btf *btf;
 	size_t i, j;
 	int ret;
 
 	for (i = 0; i < bt->n_maps; i++) {
+		LIBBPF_OPTS(bpf_map_create_opts, o);
+
 		m = &bt->maps[i];
 		if (m->inline_only)
 			continue;
 		o.map_flags = m->flags;
+		btf = NULL;
+		if (m->spin_lock) {
+			btf = spin_lock_btf(&o.btf_key_type_id,
+					    &o.btf_value_type_id);
+			if (!btf) {
+				ctx_err(ctx, "cannot load the BTF of a limit's state into the kernel");
+				return -EINVAL;
+			}
+			o.btf_fd = btf__fd(btf);
+		}
 		m->fd = bpf_map_create(m->type, m->name, m->key_size,
 				       m->value_size, m->max_entries, &o);
+		btf__free(btf);	/* the map holds its own reference */
 		if (m->fd < 0) {
 			ret = m->fd;
 			ctx_err(ctx, "cannot create BPF map %s (%u entries of %u+%u bytes): %s",

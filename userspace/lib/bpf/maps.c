@@ -382,7 +382,8 @@ void bpf_table_release(struct bpf_table *bt)
 	}
 	free(bt->maps);
 	free(bt->progs);
-	free(bt->state_exprs);
+	free(bt->quotas.exprs);
+	free(bt->limits.exprs);
 	memset(bt, 0, sizeof(*bt));
 }
 
@@ -399,7 +400,8 @@ int bpf_table_compile(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 	memset(bt, 0, sizeof(*bt));
 	bt->rs = rs;
 	bt->table = t;
-	bt->quota_map = SIZE_MAX;
+	bt->quotas.map = SIZE_MAX;
+	bt->limits.map = SIZE_MAX;
 	list_for_each_entry(s, &t->sets, list) {
 		ret = set_to_map(ctx, rs, bt, s);
 		if (ret)

@@ -23,6 +23,7 @@ struct bpf_map_spec {
 	void *keys, *values;		/* n_elems entries of each */
 	uint32_t n_elems;
 	bool inline_only;		/* compiled as comparisons: no map */
+	bool spin_lock;			/* values start with a bpf_spin_lock */
 	int fd;				/* -1 until created */
 };
 
@@ -50,10 +51,12 @@ struct bpf_table {
 	const struct ir_table *table;
 	struct bpf_map_spec *maps;
 	size_t n_maps;
-	/* quotas: one slot each in one map, however often inlined */
-	const void **state_exprs;	/* slot -> the expression */
-	size_t n_state;
-	size_t quota_map;		/* SIZE_MAX: none yet */
+	/* quotas and limits: one slot each, however often inlined */
+	struct bpf_state {
+		size_t map;		/* SIZE_MAX: none yet */
+		const void **exprs;	/* slot -> the expression */
+		size_t n;
+	} quotas, limits;
 	struct bpf_prog_spec *progs;
 	size_t n_progs;
 };
