@@ -102,6 +102,18 @@ static int bind_table(struct cgfw_ctx *ctx, struct cgfw_ruleset *rs,
 	return 0;
 }
 
+static bool has_named_sets(const struct cgfw_ruleset *rs)
+{
+	const struct ir_table *t;
+	const struct ir_set *s;
+
+	list_for_each_entry(t, &rs->tables, list)
+		list_for_each_entry(s, &t->sets, list)
+			if (!s->anonymous)
+				return true;
+	return false;
+}
+
 static int compile(struct cgfw_ctx *ctx, struct cgfw_ruleset *rs)
 {
 	struct rw_result rw;
@@ -127,8 +139,8 @@ static int compile(struct cgfw_ctx *ctx, struct cgfw_ruleset *rs)
 	ret = nft_compile_text(ctx, &rs->src, rw.text, rw.len);
 	if (!ret)
 		ret = readback(ctx, rs);
-	if (!ret)	/* the sets' declarations, for updates later */
-		ret = nft_list_text("list ruleset", &rs->listing);
+	if (!ret && has_named_sets(rs))	/* their declarations, for updates */
+		ret = nft_list_text("list sets", &rs->listing);
 	if (netns_leave_shadow(saved) && !ret) {
 		ctx_err(ctx, "cannot return from the shadow network namespace");
 		ret = -EIO;
