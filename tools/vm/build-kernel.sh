@@ -1,0 +1,49 @@
+#!/bin/bash
+# make kernel: Debian's linux-source-6.12, the series in kernel-patches/,
+# the config fragments, built with ccache in a cache directory outside the
+# checkout. Rebuilt only when the tarball, the series or the config change.
+#   tools/vm/build-kernel.sh [debug]    prints the bzImage's path
+set -euo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cache=${CGFW_KERNEL_CACHE:-/var/cache/cgfw-kernel}
+tarball=/usr/src/linux-source-6.12.tar.xz
+flavour=${1:-plain}
+
+fragments=("$top/kernel-patches/config")
+[ "$flavour" = debug ] && fragments+=("$top/kernel-patches/config-debug")
+
+# what the build depends on, as one key
+key=$( { stat -c '%s %Y' "$tarball"; cat "$top/kernel-patches/series";
+	 for p in $(cat "$top/kernel-patches/series"); do
+		cat "$top/kernel-patches/$p"; done;
+	 cat "${fragments[@]}"; } | sha256sum | cut -c1-16)
+src=$cache/src-$key
+out=$cache/build-$flavour-$key
+image=$out/arch/x86/boot/bzImage
+if [ -f "$image" ]; then
+	echo "$image"
+	exit 0
+fi
+
+mkdir -p "$cache"
+if [ ! -d "$src" ]; then
+	echo "kernel: unpacking $tarball" >&2
+	rm -rf "$src.tmp"
+	mkdir -p "$src.tmp"
+	tar -xJf "$tarball" -C "$src.tmp" --strip-components=1
+	for p in $(cat "$top/kernel-patches/series"); do
+		echo "kernel: applying $p" >&2
+		patch -d "$src.tmp" -p1 --quiet < "$top/kernel-patches/$p"
+	done
+	mv "$src.tmp" "$src"
+fi
+
+mkdir -p "$out"
+make -C "$src" O="$out" -s x86_64_defconfig >&2
+"$src/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" \
+	"$src/kernel/configs/kvm_guest.config" "${fragments[@]}" >&2
+make -C "$src" O="$out" -s olddefconfig >&2
+export CCACHE_DIR=${CCACHE_DIR:-$cache/ccache}
+echo "kernel: building in $out (about 10 minutes the first time)" >&2
+make -C "$src" O="$out" -s -j"$(nproc)" CC="ccache gcc" bzImage >&2
+echo "$image"
