@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -177,6 +178,7 @@ int nl_batch_commit(struct cgfw_ctx *ctx, struct mnl_socket *nl,
 	const struct nlmsghdr *nlh;
 	struct nlmsghdr *last;
 	int ret, first_err = 0, fd, bufsz;
+	struct timeval answer_timeout = { .tv_sec = 30 };
 	uint32_t last_seq;
 	bool done = false;
 	struct strbuf why;
@@ -213,6 +215,9 @@ int nl_batch_commit(struct cgfw_ctx *ctx, struct mnl_socket *nl,
 	bufsz = 1 << 22;	/* room for the errors of a failed batch */
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &bufsz, sizeof(bufsz)))
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bufsz, sizeof(bufsz));
+	/* nf_tables answers before sendmsg returns: never wait for ever */
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &answer_timeout,
+		   sizeof(answer_timeout));
 
 	if (mnl_socket_sendto(nl, nb->buf, nb->len) < 0) {
 		ret = -errno;
@@ -236,12 +241,13 @@ int nl_batch_commit(struct cgfw_ctx *ctx, struct mnl_socket *nl,
 			if (nlh->nlmsg_type != NLMSG_ERROR)
 				continue;
 			e = mnl_nlmsg_get_payload(nlh);
-			if (nlh->nlmsg_seq == last_seq)
+			o = origin_of(nb, nlh->nlmsg_seq);
+			/* the last message, or the batch refused as a whole */
+			if (nlh->nlmsg_seq == last_seq || !o)
 				done = true;
 			if (!e->error || first_err)
 				continue;
 			/* the first failure is the cause; later ones follow */
-			o = origin_of(nb, nlh->nlmsg_seq);
 			msg = extack_msg(nlh);
 			sb_init(&why);
 			sb_addf(&why, "the kernel refused %s: %s",
