@@ -342,8 +342,7 @@ FIXTURE_SETUP(cg)
 	ASSERT_EQ(0, unshare(CLONE_NEWNET | CLONE_NEWNS));
 	ASSERT_EQ(0, mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL));
 	if (variant->own_mount) {
-		ASSERT_EQ(0, mount("none", "/sys/fs/cgroup", "cgroup2", 0,
-				   NULL));
+		ASSERT_EQ(0, probe_cgroup2_on_sys_fs_cgroup());
 		strcpy(self->root, "/sys/fs/cgroup");
 	} else {
 		strcpy(self->root, "/sys/fs/cgroup/unified");

@@ -19,7 +19,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
 #include <unistd.h>
 
 /* Verdicts as a user sees them. */
@@ -208,6 +211,21 @@ static inline int probe_ping(const char *ip, int ms)
 							  PROBE_ERROR;
 	close(fd);
 	return ret;
+}
+
+/*
+ * cgroup2 on /sys/fs/cgroup in this (private) mount namespace: mounted if
+ * something else is there (a hybrid layout's tmpfs), used as it is if it
+ * is cgroup2 already (the kernel refuses the same superblock twice on one
+ * mount point).
+ */
+static inline int probe_cgroup2_on_sys_fs_cgroup(void)
+{
+	struct statfs sfs;
+
+	if (!statfs("/sys/fs/cgroup", &sfs) && sfs.f_type == CGROUP2_SUPER_MAGIC)
+		return 0;
+	return mount("none", "/sys/fs/cgroup", "cgroup2", 0, NULL);
 }
 
 static inline int probe_allow_ping(void)

@@ -23,6 +23,7 @@
 #include <linux/if_ether.h>
 
 #include "kselftest_harness.h"
+#include "netprobe.h"
 
 static char cg_name[64], cg_path[PATH_MAX];
 
@@ -169,7 +170,7 @@ int main(int argc, char **argv)
 	if (!geteuid()) {
 		if (unshare(CLONE_NEWNET | CLONE_NEWNS) ||
 		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
-		    mount("none", "/sys/fs/cgroup", "cgroup2", 0, NULL)) {
+		    probe_cgroup2_on_sys_fs_cgroup()) {
 			perror("namespaces");
 			return 1;
 		}
