@@ -779,7 +779,8 @@ static int hammer_fn(void *arg)
 	return 0;
 }
 
-TEST_F(cg, reapply_swaps_atomically)
+/* 20 re-applies: slow under emulation (make vm-check) */
+TEST_F_TIMEOUT(cg, reapply_swaps_atomically, 300)
 {
 	static const char rules[] =
 		"table cgroup t {\n"

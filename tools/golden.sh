@@ -13,7 +13,7 @@ n=0
 # the output of one backend, made comparable
 compile() {
 	(cd "$dir" && "$OLDPWD/$CGFW" compile -b "$1" "$2") 2>&1 |
-		sed -E 's/program for cgroup .* \(id [0-9]+\)/program for cgroup ./'
+		sed -E 's/program for cgroup .* \(id [0-9]+\)/program for cgroup ./; s/(hook (egress|ingress) cgroup) "[^"]*"/\1 "."/'
 }
 
 for f in "$dir"/*.nft; do
