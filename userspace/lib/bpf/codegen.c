@@ -370,6 +370,16 @@ static void load_bytes(struct cg *g, int off_reg, int off, int dst, int len)
 	E(I_CALL(BPF_FUNC_skb_load_bytes));
 }
 
+/* if r@reg is an IPv6 extension header ipv6_find_hdr() walks: goto @label */
+static void jmp_if_exthdr(struct cg *g, int reg, int label)
+{
+	static const int exthdrs[] = { 0, 43, 44, 51, 60 };	/* not NONE */
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(exthdrs); i++)
+		em_jmp_imm(g->em, BPF_JEQ, reg, exthdrs[i], label);
+}
+
 /* IPv6 extension headers walked, at most this many (ipv6_find_hdr()) */
 #define IPV6_MAX_EXTHDRS 8
 
@@ -429,11 +439,7 @@ static void gen_prologue(struct cg *g)
 		int ah = em_label(g->em), next = em_label(g->em);
 
 		E(I_LDX(BPF_DW, BPF_REG_2, BPF_REG_10, S + 16));
-		em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, 0, hdr);
-		em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, 43, hdr);
-		em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, 60, hdr);
-		em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, 51, hdr);
-		em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, 44, hdr);
+		jmp_if_exthdr(g, BPF_REG_2, hdr);
 		em_goto(g->em, v6_done);	/* not an extension header */
 
 		/* its first 4 bytes at S; r4 = its length */
@@ -466,11 +472,7 @@ static void gen_prologue(struct cg *g)
 		 * an extension header, and no transport header.
 		 */
 		E(I_LDX(BPF_B, BPF_REG_2, BPF_REG_10, S));
-		em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, 0, v6_unspec);
-		em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, 43, v6_unspec);
-		em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, 44, v6_unspec);
-		em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, 51, v6_unspec);
-		em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, 60, v6_unspec);
+		jmp_if_exthdr(g, BPF_REG_2, v6_unspec);
 		E(I_MOV64_REG(R_L4PROTO, BPF_REG_2));
 		em_goto(g->em, body);
 
