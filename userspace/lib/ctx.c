@@ -115,23 +115,6 @@ void ctx_err_at(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 	sb_adds(&ctx->err, "\n");
 }
 
-void ctx_log(struct cgfw_ctx *ctx, enum cgfw_log_level level,
-	     const char *fmt, ...)
-{
-	struct strbuf sb;
-	va_list ap;
-
-	if (!ctx->print || level > ctx->log_level)
-		return;
-	sb_init(&sb);
-	va_start(ap, fmt);
-	sb_vaddf(&sb, fmt, ap);
-	va_end(ap);
-	if (sb.buf)
-		ctx->print(level, sb.buf, ctx->print_data);
-	sb_release(&sb);
-}
-
 static const char *const backend_names[] = {
 	[CGFW_BACKEND_AUTO] = "auto",
 	[CGFW_BACKEND_NFT] = "nft",

@@ -112,8 +112,6 @@ void ctx_err(struct cgfw_ctx *ctx, const char *fmt, ...) __printf(2, 3);
 void ctx_err_at(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 		const struct cgfw_loc *loc, const char *fmt, ...)
 	__printf(4, 5);
-void ctx_log(struct cgfw_ctx *ctx, enum cgfw_log_level level,
-	     const char *fmt, ...) __printf(3, 4);
 
 /* Return -err with errno set, as every exported int function does. */
 static inline int libcgfw_err(int ret)
@@ -279,7 +277,7 @@ struct nl_batch {
 	char *buf;
 	size_t len, bufsize;
 	size_t last;		/* offset of the last message */
-	uint32_t seq, first_seq;
+	uint32_t seq;
 	struct nl_origin *origins;
 	size_t n_origins, cap_origins;
 	int err;		/* sticky -ENOMEM / -EMSGSIZE */

@@ -55,7 +55,7 @@ int nl_batch_init(struct nl_batch *nb)
 	nb->buf = malloc(nb->bufsize);
 	if (!nb->buf)
 		return -ENOMEM;
-	nb->seq = nb->first_seq = time(NULL);
+	nb->seq = time(NULL);
 	nftnl_batch_begin(nb->buf, nb->seq++);
 	nb->len = NLMSG_ALIGN(((struct nlmsghdr *)nb->buf)->nlmsg_len);
 	return 0;

@@ -49,7 +49,10 @@ typedef void (*cgfw_print_fn)(enum cgfw_log_level level, const char *msg,
 
 struct cgfw_ctx_opts {
 	size_t sz;
-	/* Receives warnings and information; errors are kept in the ctx. */
+	/*
+	 * For warnings and information (none are sent yet); errors are
+	 * kept in the ctx.
+	 */
 	cgfw_print_fn print;
 	void *print_data;
 	enum cgfw_log_level log_level;
