@@ -3,6 +3,8 @@
 # the config fragments, built with ccache in a cache directory outside the
 # checkout. Rebuilt only when the tarball, the series or the config change.
 #   tools/vm/build-kernel.sh [debug]    prints the bzImage's path
+# CGFW_KERNEL_TREE=DIR builds that tree instead (a git tree to develop the
+# series in), always running make.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cache=${CGFW_KERNEL_CACHE:-/var/cache/cgfw-kernel}
@@ -17,10 +19,13 @@ key=$( { stat -c '%s %Y' "$tarball"; cat "$top/kernel-patches/series";
 	 for p in $(cat "$top/kernel-patches/series"); do
 		cat "$top/kernel-patches/$p"; done;
 	 cat "${fragments[@]}"; } | sha256sum | cut -c1-16)
-src=$cache/src-$key
-out=$cache/build-$flavour-$key
+src=${CGFW_KERNEL_TREE:-$cache/src-$key}
+# The build directory is a subdirectory of the source tree: kbuild then
+# names sources "../net/...", the same in every tree, so ccache hits across
+# trees (a changed patch recompiles only what it changes).
+out=$src/build-$flavour
 image=$out/arch/x86/boot/bzImage
-if [ -f "$image" ]; then
+if [ -z "${CGFW_KERNEL_TREE:-}" ] && [ -f "$image" ]; then
 	echo "$image"
 	exit 0
 fi
@@ -43,7 +48,15 @@ make -C "$src" O="$out" -s x86_64_defconfig >&2
 "$src/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" \
 	"$src/kernel/configs/kvm_guest.config" "${fragments[@]}" >&2
 make -C "$src" O="$out" -s olddefconfig >&2
+for f in "${fragments[@]}"; do
+	# a symbol the tree does not know (a patch missing) is an error
+	grep -E '^CONFIG_[A-Z0-9_]+=[ym]' "$f" | while IFS== read -r sym val; do
+		grep -qx "$sym=$val" "$out/.config" || {
+			echo "kernel: $sym=$val from $f is not in the .config" >&2
+			exit 1; }
+	done
+done
 export CCACHE_DIR=${CCACHE_DIR:-$cache/ccache}
-echo "kernel: building in $out (about 10 minutes the first time)" >&2
+echo "kernel: building in $out (about 40 minutes the first time)" >&2
 make -C "$src" O="$out" -s -j"$(nproc)" CC="ccache gcc" bzImage >&2
 echo "$image"

@@ -28,7 +28,7 @@ struct cmd {
 	const char *help;
 };
 
-#define BACKEND_SPEC "auto|nft|bpf|both"
+#define BACKEND_SPEC "auto|nft|bpf|both|nft-native|nft-emulated"
 
 static int usage_error(const struct cli *cli, const struct cmd *c,
 		       const char *fmt, const char *arg)

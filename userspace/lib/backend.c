@@ -6,31 +6,52 @@
 
 /* Every backend that can hold tables, for delete, flush and list. */
 static const struct backend_ops *const all_backends[] = {
+	&nft_native_backend,
 	&nft_emul_backend,
 	&bpf_backend,
 };
 
+/* The nft backend's target: native where the kernel has the family. */
+static const struct backend_ops *nft_target(struct cgfw_ctx *ctx)
+{
+	if (!nft_native_backend.probe(ctx))
+		return &nft_native_backend;
+	ctx_reset(ctx);
+	return &nft_emul_backend;
+}
+
 /*
- * The backends that carry out @b, or -EOPNOTSUPP with the reason. There is
- * no native cgroup family in this build yet, so "nft" is the emulated
- * target. "auto" takes bpf where the kernel loads CGROUP_SKB programs and
- * the compiler can do every rule, else the emulated target.
+ * The backends that carry out @b, or -EOPNOTSUPP with the reason. "nft" is
+ * the native cgroup family where the kernel has it, else the emulated
+ * target. "auto" takes the native family first (the kernel runs exactly
+ * the user's chains, where cgroup BPF runs), then bpf where the kernel
+ * loads CGROUP_SKB programs and the compiler can do every rule, else the
+ * emulated target.
  */
 static int select_backends(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 			   enum cgfw_backend b, const struct backend_ops **out,
 			   size_t *n)
 {
+	const struct backend_ops *nft = nft_target(ctx);
+
 	*n = 0;
 	switch (b) {
 	case CGFW_BACKEND_AUTO:
-		if (!bpf_backend.probe(ctx) && !bpf_check(ctx, rs)) {
+		if (nft != &nft_native_backend && !bpf_backend.probe(ctx) &&
+		    !bpf_check(ctx, rs)) {
 			out[(*n)++] = &bpf_backend;
 			return 0;
 		}
 		ctx_reset(ctx);
-		out[(*n)++] = &nft_emul_backend;
+		out[(*n)++] = nft;
 		return 0;
 	case CGFW_BACKEND_NFT:
+		out[(*n)++] = nft;
+		return nft->probe(ctx);
+	case CGFW_BACKEND_NFT_NATIVE:
+		out[(*n)++] = &nft_native_backend;
+		return nft_native_backend.probe(ctx);
+	case CGFW_BACKEND_NFT_EMULATED:
 		out[(*n)++] = &nft_emul_backend;
 		return nft_emul_backend.probe(ctx);
 	case CGFW_BACKEND_BPF:
@@ -39,8 +60,8 @@ static int select_backends(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 	case CGFW_BACKEND_BOTH:
 		/* refused as a whole if either cannot do every rule */
 		out[(*n)++] = &bpf_backend;
-		out[(*n)++] = &nft_emul_backend;
-		return nft_emul_backend.probe(ctx) ? :
+		out[(*n)++] = nft;
+		return nft->probe(ctx) ? :
 		       bpf_backend.probe(ctx) ? : bpf_check(ctx, rs);
 	}
 	return -EINVAL;

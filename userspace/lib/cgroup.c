@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* cgroup v2: find the mount, resolve a user's path to (path, id, level). */
+#include <dirent.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -172,4 +173,50 @@ int cgroup_resolve(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 	out->id = st.st_ino;
 	out->level = root_depth + path_depth(real + (strcmp(mnt, "/") ? mlen : 0));
 	return 0;
+}
+
+/* Depth-first search below @dir for the directory with inode @id. */
+static bool find_id(char *dir, size_t size, uint64_t id)
+{
+	size_t len = strlen(dir);
+	struct dirent *de;
+	struct stat st;
+	bool found = false;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return false;
+	while (!found && (de = readdir(d))) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.' ||
+		    len + strlen(de->d_name) + 2 > size)
+			continue;
+		snprintf(dir + len, size - len, "/%s", de->d_name);
+		if (!stat(dir, &st) && st.st_ino == id)
+			found = true;
+		else
+			found = find_id(dir, size, id);
+		if (!found)
+			dir[len] = '\0';
+	}
+	closedir(d);
+	return found;
+}
+
+char *cgroup_path_of_id(uint64_t id)
+{
+	char path[PATH_MAX], *out;
+	struct stat st;
+
+	if (cgroup2_mount(path, sizeof(path)))
+		goto not_found;
+	if (!stat(path, &st) && st.st_ino == id)
+		return strdup(path);
+	if (find_id(path, sizeof(path), id))
+		return strdup(path);
+not_found:
+	/* removed since: the chain still holds it, as a dying cgroup */
+	if (asprintf(&out, "<cgroup id %llu, removed>",
+		     (unsigned long long)id) < 0)
+		return NULL;
+	return out;
 }

@@ -120,9 +120,11 @@ static const char *const backend_names[] = {
 	[CGFW_BACKEND_NFT] = "nft",
 	[CGFW_BACKEND_BPF] = "bpf",
 	[CGFW_BACKEND_BOTH] = "both",
+	[CGFW_BACKEND_NFT_NATIVE] = "nft-native",
+	[CGFW_BACKEND_NFT_EMULATED] = "nft-emulated",
 };
 
-_Static_assert(ARRAY_SIZE(backend_names) == CGFW_BACKEND_BOTH + 1,
+_Static_assert(ARRAY_SIZE(backend_names) == CGFW_BACKEND_NFT_EMULATED + 1,
 	       "every backend has a name");
 
 CGFW_API int cgfw_backend__from_str(const char *s, enum cgfw_backend *out)

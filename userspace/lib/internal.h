@@ -136,6 +136,8 @@ int cgroup_resolve(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 		   const struct cgfw_loc *loc, const char *user_path,
 		   struct cgfw_cgroup *out);
 void cgroup_release(struct cgfw_cgroup *cg);
+/* The path of the cgroup with this id under the mount, or a note. */
+char *cgroup_path_of_id(uint64_t id);
 
 /* ---- rewrite: the cgroup family into inet (rewrite.c) ---- */
 
@@ -253,6 +255,9 @@ int nft_compile_text(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 int nft_list_text(const char *cmd, char **out);
 /* Read every table of the current netns into @rs (unbound chains). */
 int readback(struct cgfw_ctx *ctx, struct cgfw_ruleset *rs);
+/* The same, for the tables of one family. */
+int readback_family(struct cgfw_ctx *ctx, struct cgfw_ruleset *rs,
+		    uint16_t family);
 
 /* Enter a new, empty network namespace; *saved gets the old one. */
 int netns_enter_shadow(struct cgfw_ctx *ctx, int *saved);
@@ -314,6 +319,7 @@ struct inst_table {
 	char *name;			/* the user's name */
 	char *kernel_name;		/* "inet cgfw_web", or its pin directory */
 	const char *backend;		/* e.g. "nft-emulated" */
+	bool policy_rule;		/* a bound chain's last rule is its policy */
 	char *nft_text;			/* nft's listing of the kernel table */
 	struct inst_chain *chains;
 	size_t n_chains;
@@ -360,7 +366,21 @@ struct backend_ops {
 };
 
 extern const struct backend_ops nft_emul_backend;
+extern const struct backend_ops nft_native_backend;
 extern const struct backend_ops bpf_backend;
+
+/* Can this kernel hold an nf_tables table of @family (and a socket rule)? */
+bool nft_probe_table(struct cgfw_ctx *ctx, uint16_t family, bool socket_rule);
+
+/*
+ * The cgroup table family of the kernel series (kernel-patches/: its
+ * include/uapi/linux/netfilter.h and netfilter/nf_tables.h), which the
+ * installed headers do not have.
+ */
+#define NFPROTO_CGROUP		13
+#define NF_CGROUP_INGRESS	0
+#define NF_CGROUP_EGRESS	1
+#define NFTA_HOOK_CGROUP_ID	(NFTA_HOOK_DEVS + 1)
 
 /* Can the bpf backend compile every table of @rs? (no kernel change) */
 int bpf_check(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs);

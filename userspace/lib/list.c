@@ -203,8 +203,8 @@ static void print_chain(struct printer *p, const struct inst_table *t,
 		rules = v;
 		rules[n++] = line_dup(&l, 2);
 	}
-	/* the last rule of a bound chain is its policy */
-	n_user = ic && n ? n - 1 : n;
+	/* the emulation's last rule of a bound chain is its policy */
+	n_user = ic && t->policy_rule && n ? n - 1 : n;
 
 	p_open(p, NULL, NULL);
 	p_str(p, "name", "\tchain %s {\n", name);
@@ -226,7 +226,7 @@ static void print_chain(struct printer *p, const struct inst_table *t,
 		p_close(p, NULL);
 	}
 	p_array_end(p);
-	if (ic && n && rules[n - 1]) {
+	if (ic && t->policy_rule && n && rules[n - 1]) {
 		unsigned long long pk, by;
 		const char *c = strstr(rules[n - 1], "counter packets ");
 

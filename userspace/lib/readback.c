@@ -21,6 +21,7 @@
 #include "internal.h"
 
 struct rb_state {
+	uint16_t family;
 	struct cgfw_ctx *ctx;
 	struct cgfw_ruleset *rs;
 	struct mnl_socket *nl;
@@ -180,7 +181,7 @@ static int dump(struct rb_state *st, uint16_t type,
 	struct nlmsghdr *nlh;
 	int ret;
 
-	nlh = nftnl_nlmsg_build_hdr(buf, type, NFPROTO_UNSPEC, NLM_F_DUMP, 1);
+	nlh = nftnl_nlmsg_build_hdr(buf, type, st->family, NLM_F_DUMP, 1);
 	ret = nl_dump(st->nl, nlh, cb, st);
 	return st->err ? : ret;
 }
@@ -199,7 +200,13 @@ static int dump_elems(struct rb_state *st, struct nftnl_set *ns)
 
 int readback(struct cgfw_ctx *ctx, struct cgfw_ruleset *rs)
 {
-	struct rb_state st = { .ctx = ctx, .rs = rs };
+	return readback_family(ctx, rs, NFPROTO_UNSPEC);
+}
+
+int readback_family(struct cgfw_ctx *ctx, struct cgfw_ruleset *rs,
+		    uint16_t family)
+{
+	struct rb_state st = { .family = family, .ctx = ctx, .rs = rs };
 	struct ir_table *t;
 	struct ir_set *s;
 	int ret;

@@ -15,9 +15,6 @@
 
 #include "internal.h"
 
-/* The native family's number in the kernel series (kernel-patches/). */
-#define NFPROTO_CGROUP 13
-
 static int fs_mount(const char *fstype, char *buf, size_t size)
 {
 	char line[4096], mnt[4096], want[64];
@@ -60,7 +57,7 @@ static bool has_cap(int cap)
  * Try a table of @family with one output chain and, if @socket_rule, the
  * rule "socket cgroupv2 level 0 == 1 accept", in a throwaway namespace.
  */
-static bool try_table(struct cgfw_ctx *ctx, uint16_t family, bool socket_rule)
+bool nft_probe_table(struct cgfw_ctx *ctx, uint16_t family, bool socket_rule)
 {
 	static const struct cgfw_source src = { .name = "probe" };
 	struct nftnl_table *t = nftnl_table_alloc();
@@ -161,8 +158,8 @@ CGFW_API int cgfw_status__probe(struct cgfw_ctx *ctx, struct cgfw_status *st)
 		mnl_socket_close(nl);
 	}
 	ctx_reset(ctx);
-	st->nft_cgroup_family = try_table(ctx, NFPROTO_CGROUP, false);
-	st->nft_socket_cgroupv2 = try_table(ctx, NFPROTO_INET, true);
+	st->nft_cgroup_family = nft_probe_table(ctx, NFPROTO_CGROUP, false);
+	st->nft_socket_cgroupv2 = nft_probe_table(ctx, NFPROTO_INET, true);
 	st->bpf_cgroup_skb =
 		libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_CGROUP_SKB, NULL) > 0;
 	st->privileged = has_cap(12 /* NET_ADMIN */) &&

@@ -87,9 +87,14 @@ enum cgfw_backend {
 	CGFW_BACKEND_NFT,	/* nf_tables: native family or emulated inet */
 	CGFW_BACKEND_BPF,	/* generated CGROUP_SKB programs */
 	CGFW_BACKEND_BOTH,	/* nft and bpf, a packet must pass both */
+	CGFW_BACKEND_NFT_NATIVE,	/* nf_tables cgroup family only */
+	CGFW_BACKEND_NFT_EMULATED,	/* inet + socket cgroupv2 only */
 };
 
-/** cgfw_backend__from_str() - parse "auto", "nft", "bpf" or "both". */
+/**
+ * cgfw_backend__from_str() - parse "auto", "nft", "bpf", "both",
+ * "nft-native" or "nft-emulated".
+ */
 CGFW_API int cgfw_backend__from_str(const char *s, enum cgfw_backend *out);
 CGFW_API const char *cgfw_backend__str(enum cgfw_backend b);
 

@@ -835,6 +835,7 @@ static int list_table(const char *name, const char *dir, struct inst_table *t)
 	memset(t, 0, sizeof(*t));
 	sb_init(&sets);
 	t->backend = "bpf";
+	t->policy_rule = true;	/* its counter, printed as a rule */
 	t->name = strdup(name);
 	t->kernel_name = strdup(dir);
 	for (line = strtok_r(desc, "\n", &save); line && !ret;

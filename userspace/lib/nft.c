@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The nft backend's emulated target, for kernels without the cgroup family
- * (DESIGN.md 2.2).
+ * The nft backend (DESIGN.md 2.2), with its two targets.
  *
- * Table "cgroup web" becomes "inet cgfw_web". Each chain bound to a cgroup
+ * Native, on kernels with the cgroup table family (kernel-patches/): table
+ * "cgroup web" is table web of family cgroup, and each bound chain is a
+ * base chain with the cgroup's id on its hook (NFTA_HOOK_CGROUP_ID), at
+ * the points where cgroup BPF programs run. Nothing is added to the
+ * user's chains.
+ *
+ * Emulated, for other kernels: table "cgroup web" becomes "inet cgfw_web". Each chain bound to a cgroup
  * becomes a regular chain holding the user's rules, a base chain on output
  * (egress) or input (ingress), at the user's priority, that matches the
  * socket's cgroup once per packet, and a chain that runs the user's chain
@@ -23,6 +28,8 @@
  * in one batch, which deletes the previous version of the table too: all
  * or nothing.
  */
+#include <arpa/inet.h>
+#include <endian.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,16 +43,40 @@
 #include <libnftnl/udata.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
+#include <linux/netfilter/nfnetlink.h>
 #include <nftables/libnftables.h>
 
 #include "internal.h"
 
-#define TABLE_PREFIX	"cgfw_"
 #define CHAIN_PREFIX	"cgfw_"		/* reserved for the chains below */
 #define HOOK_PREFIX	"cgfw_hook_"	/* the base chain of a bound chain */
 #define RUN_PREFIX	"cgfw_run_"	/* runs it, then its policy */
 #define OWNER_MARK	"cgfw: "	/* table comment of our tables */
 #define NAME_MAX_LEN	(NFT_NAME_MAXLEN - 1)
+
+/* Where a backend of this file puts tables. */
+struct nft_target {
+	const char *backend;	/* as "cgfw list" names it */
+	uint16_t family;
+	const char *prefix;	/* of the kernel's table names */
+	bool native;		/* cgroup family: base chains bound by id */
+	bool dispatch;		/* bound chains run from cgfw_hook_C chains */
+};
+
+static const struct nft_target emul_target = {
+	.backend = "nft-emulated", .family = NFPROTO_INET, .prefix = "cgfw_",
+	.dispatch = true,
+};
+
+static const struct nft_target native_target = {
+	.backend = "nft-native", .family = NFPROTO_CGROUP, .prefix = "",
+	.native = true,
+};
+
+/* Tables cgfw renders for nft to print (native_render) */
+static const struct nft_target render_target = {
+	.backend = "render", .family = NFPROTO_INET, .prefix = "",
+};
 
 /* libnftnl's destructors do not take NULL */
 #define DEFINE_NULL_SAFE_FREE(type)				\
@@ -58,15 +89,16 @@ DEFINE_NULL_SAFE_FREE(chain)
 DEFINE_NULL_SAFE_FREE(rule)
 DEFINE_NULL_SAFE_FREE(expr)
 
-static int kernel_table_name(struct cgfw_ctx *ctx, const struct ir_table *t,
+static int kernel_table_name(struct cgfw_ctx *ctx, const struct nft_target *tg,
+			     const struct ir_table *t,
 			     const struct cgfw_source *src, char *buf,
 			     size_t size)
 {
-	if ((size_t)snprintf(buf, size, TABLE_PREFIX "%s", t->name) >= size ||
+	if ((size_t)snprintf(buf, size, "%s%s", tg->prefix, t->name) >= size ||
 	    strlen(buf) > NAME_MAX_LEN) {
 		ctx_err_at(ctx, src, &t->loc,
 			   "table name '%s' is too long; use at most %zu characters",
-			   t->name, NAME_MAX_LEN - strlen(TABLE_PREFIX));
+			   t->name, NAME_MAX_LEN - strlen(tg->prefix));
 		return -ENAMETOOLONG;
 	}
 	return 0;
@@ -80,6 +112,7 @@ struct owned {
 };
 
 struct owned_list {
+	const struct nft_target *tg;
 	struct owned *v;
 	size_t n;
 	int err;
@@ -110,14 +143,14 @@ static int owned_cb(const struct nlmsghdr *nlh, void *data)
 	if (!t || nftnl_table_nlmsg_parse(nlh, t) < 0)
 		goto out;
 	name = nftnl_table_get_str(t, NFTNL_TABLE_NAME);
-	if (nftnl_table_get_u32(t, NFTNL_TABLE_FAMILY) != NFPROTO_INET ||
-	    strncmp(name, TABLE_PREFIX, strlen(TABLE_PREFIX)))
+	if (nftnl_table_get_u32(t, NFTNL_TABLE_FAMILY) != ol->tg->family ||
+	    strncmp(name, ol->tg->prefix, strlen(ol->tg->prefix)))
 		goto out;
 	ud = nftnl_table_get_data(t, NFTNL_TABLE_USERDATA, &udlen);
 	if (ud)
 		comment = udata_comment(ud, udlen);
 	if (!comment || strncmp(comment, OWNER_MARK, strlen(OWNER_MARK)))
-		goto out;	/* an inet table cgfw did not make */
+		goto out;	/* a table cgfw did not make */
 	v = realloc(ol->v, (ol->n + 1) * sizeof(*v));
 	if (!v) {
 		ol->err = -ENOMEM;
@@ -148,14 +181,16 @@ static void owned_release(struct owned_list *ol)
 }
 
 /* The cgfw tables of this network namespace. */
-static int owned_tables(struct mnl_socket *nl, struct owned_list *ol)
+static int owned_tables(struct mnl_socket *nl, const struct nft_target *tg,
+			struct owned_list *ol)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct nlmsghdr *nlh;
 	int ret;
 
 	memset(ol, 0, sizeof(*ol));
-	nlh = nftnl_nlmsg_build_hdr(buf, NFT_MSG_GETTABLE, NFPROTO_INET,
+	ol->tg = tg;
+	nlh = nftnl_nlmsg_build_hdr(buf, NFT_MSG_GETTABLE, tg->family,
 				    NLM_F_DUMP, 1);
 	ret = nl_dump(nl, nlh, owned_cb, ol);
 	return ol->err ? : ret;
@@ -171,8 +206,9 @@ static bool owned_has(const struct owned_list *ol, const char *kname)
 	return false;
 }
 
-/* Is there a table inet @kname at all (ours or not)? */
-static int table_exists(struct mnl_socket *nl, const char *kname)
+/* Is there a table @kname at all (ours or not)? */
+static int table_exists(struct mnl_socket *nl, const struct nft_target *tg,
+			const char *kname)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct nftnl_table *t = nftnl_table_alloc();
@@ -182,7 +218,7 @@ static int table_exists(struct mnl_socket *nl, const char *kname)
 	if (!t)
 		return -ENOMEM;
 	nftnl_table_set_str(t, NFTNL_TABLE_NAME, kname);
-	nlh = nftnl_nlmsg_build_hdr(buf, NFT_MSG_GETTABLE, NFPROTO_INET,
+	nlh = nftnl_nlmsg_build_hdr(buf, NFT_MSG_GETTABLE, tg->family,
 				    NLM_F_ACK, 1);
 	nftnl_table_nlmsg_build_payload(nlh, t);
 	nftnl_table_free(t);
@@ -228,6 +264,7 @@ struct anon_map {
 };
 
 struct emit {
+	const struct nft_target *tg;
 	struct cgfw_ctx *ctx;
 	const struct cgfw_ruleset *rs;
 	struct nl_batch nb;
@@ -271,7 +308,7 @@ static void emit_table(struct emit *em, const struct ir_table *t, bool del)
 	}
 	nftnl_table_set_str(nt, NFTNL_TABLE_NAME, em->kname);
 	if (del) {
-		nlh = nl_batch_next(&em->nb, NFT_MSG_DELTABLE, NFPROTO_INET,
+		nlh = nl_batch_next(&em->nb, NFT_MSG_DELTABLE, em->tg->family,
 				    0, &t->loc, "the replacement of the table");
 		if (nlh) {
 			nftnl_table_nlmsg_build_payload(nlh, nt);
@@ -282,7 +319,7 @@ static void emit_table(struct emit *em, const struct ir_table *t, bool del)
 		 t->name);
 	emit_error(em, set_comment(nt, NFTNL_TABLE_USERDATA, table_setter,
 				   comment));
-	nlh = nl_batch_next(&em->nb, NFT_MSG_NEWTABLE, NFPROTO_INET,
+	nlh = nl_batch_next(&em->nb, NFT_MSG_NEWTABLE, em->tg->family,
 			    NLM_F_CREATE | NLM_F_EXCL, &t->loc, "the table");
 	if (nlh) {
 		nftnl_table_nlmsg_build_payload(nlh, nt);
@@ -309,7 +346,7 @@ static void emit_chain(struct emit *em, const struct ir_chain *c,
 	ud = nftnl_chain_get_data(c->nl, NFTNL_CHAIN_USERDATA, &udlen);
 	if (ud && !strcmp(name, c->name))
 		nftnl_chain_set_data(nc, NFTNL_CHAIN_USERDATA, ud, udlen);
-	nlh = nl_batch_next(&em->nb, NFT_MSG_NEWCHAIN, NFPROTO_INET,
+	nlh = nl_batch_next(&em->nb, NFT_MSG_NEWCHAIN, em->tg->family,
 			    NLM_F_CREATE | NLM_F_EXCL, &c->loc, "the chain");
 	if (nlh) {
 		nftnl_chain_nlmsg_build_payload(nlh, nc);
@@ -354,7 +391,7 @@ static void emit_set(struct emit *em, const struct ir_set *s)
 	nftnl_set_set_u32(ns, NFTNL_SET_ID, em->next_set_id);
 	if (s->anonymous)
 		nftnl_set_set_str(ns, NFTNL_SET_NAME, "__set%d");
-	nlh = nl_batch_next(&em->nb, NFT_MSG_NEWSET, NFPROTO_INET,
+	nlh = nl_batch_next(&em->nb, NFT_MSG_NEWSET, em->tg->family,
 			    NLM_F_CREATE | NLM_F_EXCL, NULL, "a set");
 	if (nlh) {
 		nftnl_set_nlmsg_build_payload(nlh, ns);
@@ -367,7 +404,7 @@ static void emit_set(struct emit *em, const struct ir_set *s)
 	}
 	/* elements in as many messages as they need */
 	while (nftnl_set_elems_iter_cur(it)) {
-		nlh = nl_batch_next(&em->nb, NFT_MSG_NEWSETELEM, NFPROTO_INET,
+		nlh = nl_batch_next(&em->nb, NFT_MSG_NEWSETELEM, em->tg->family,
 				    NLM_F_CREATE | NLM_F_EXCL, NULL,
 				    "the elements of a set");
 		if (!nlh)
@@ -450,10 +487,10 @@ static void emit_nl_rule(struct emit *em, struct nftnl_rule *r,
 	struct nlmsghdr *nlh;
 
 	nftnl_rule_set_str(r, NFTNL_RULE_TABLE, em->kname);
-	nftnl_rule_set_u32(r, NFTNL_RULE_FAMILY, NFPROTO_INET);
+	nftnl_rule_set_u32(r, NFTNL_RULE_FAMILY, em->tg->family);
 	nftnl_rule_unset(r, NFTNL_RULE_HANDLE);
 	nftnl_rule_unset(r, NFTNL_RULE_POSITION);
-	nlh = nl_batch_next(&em->nb, NFT_MSG_NEWRULE, NFPROTO_INET,
+	nlh = nl_batch_next(&em->nb, NFT_MSG_NEWRULE, em->tg->family,
 			    NLM_F_CREATE | NLM_F_APPEND, loc, "the rule");
 	if (nlh) {
 		nftnl_rule_nlmsg_build_payload(nlh, r);
@@ -591,10 +628,41 @@ out:
 	free_expr(v);
 }
 
+/* A bound chain of the native target: a base chain with the cgroup's id. */
+static void emit_base_chain(struct emit *em, const struct ir_chain *c)
+{
+	struct nlmsghdr *nlh;
+	struct nlattr *hook;
+	const void *ud;
+	uint32_t udlen;
+
+	nlh = nl_batch_next(&em->nb, NFT_MSG_NEWCHAIN, em->tg->family,
+			    NLM_F_CREATE | NLM_F_EXCL, &c->loc, "the chain");
+	if (!nlh)
+		return;
+	mnl_attr_put_strz(nlh, NFTA_CHAIN_TABLE, em->kname);
+	mnl_attr_put_strz(nlh, NFTA_CHAIN_NAME, c->name);
+	hook = mnl_attr_nest_start(nlh, NFTA_CHAIN_HOOK);
+	mnl_attr_put_u32(nlh, NFTA_HOOK_HOOKNUM,
+			 htonl(c->dir == CGFW_EGRESS ? NF_CGROUP_EGRESS :
+						       NF_CGROUP_INGRESS));
+	mnl_attr_put_u32(nlh, NFTA_HOOK_PRIORITY, htonl(c->priority));
+	mnl_attr_put_u64(nlh, NFTA_HOOK_CGROUP_ID, htobe64(c->cgroup.id));
+	mnl_attr_nest_end(nlh, hook);
+	mnl_attr_put_u32(nlh, NFTA_CHAIN_POLICY, htonl(c->policy));
+	mnl_attr_put_strz(nlh, NFTA_CHAIN_TYPE, "filter");
+	ud = nftnl_chain_get_data(c->nl, NFTNL_CHAIN_USERDATA, &udlen);
+	if (ud)
+		mnl_attr_put(nlh, NFTA_CHAIN_USERDATA, udlen, ud);
+	nl_batch_done(&em->nb);
+}
+
 static int check_names(struct emit *em, const struct ir_table *t)
 {
 	const struct ir_chain *c;
 
+	if (!em->tg->dispatch)
+		return 0;
 	list_for_each_entry(c, &t->chains, list) {
 		if (!strncmp(c->name, CHAIN_PREFIX, strlen(CHAIN_PREFIX))) {
 			ctx_err_at(em->ctx, &em->rs->src, &c->loc,
@@ -609,6 +677,7 @@ static int check_names(struct emit *em, const struct ir_table *t)
 static void emit_ir_table(struct emit *em, const struct ir_table *t,
 			  bool replace)
 {
+	bool dispatch = em->tg->dispatch;
 	const struct ir_chain *c;
 	const struct ir_set *s;
 
@@ -616,8 +685,12 @@ static void emit_ir_table(struct emit *em, const struct ir_table *t,
 	emit_table(em, t, replace);
 	/* chains first: verdict maps and jumps refer to them */
 	list_for_each_entry(c, &t->chains, list) {
+		if (c->base && em->tg->native) {
+			emit_base_chain(em, c);
+			continue;
+		}
 		emit_chain(em, c, c->name);
-		if (c->base) {
+		if (c->base && dispatch) {
 			char run[NFT_NAME_MAXLEN + 16];
 
 			snprintf(run, sizeof(run), RUN_PREFIX "%s", c->name);
@@ -628,74 +701,87 @@ static void emit_ir_table(struct emit *em, const struct ir_table *t,
 		emit_set(em, s);
 	list_for_each_entry(c, &t->chains, list) {
 		emit_rules(em, c);
-		if (c->base)
+		if (c->base && dispatch)
 			emit_run_chain_rules(em, c);
 	}
 	list_for_each_entry(c, &t->chains, list)
-		if (c->base)
+		if (c->base && dispatch)
 			emit_dispatch(em, c);
 }
 
-static int emul_apply(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs)
+/* Build the tables of @rs for @tg into @em's batch. */
+static int emit_ruleset(struct emit *em, struct mnl_socket *nl,
+			const struct owned_list *ol)
 {
-	struct emit em = { .ctx = ctx, .rs = rs };
+	const struct cgfw_ruleset *rs = em->rs;
 	const struct ir_table *t;
+	bool mine;
+	int ret;
+
+	em->scratch = malloc(SCRATCH_SIZE);
+	ret = em->scratch ? nl_batch_init(&em->nb) : -ENOMEM;
+	if (ret)
+		return ret;
+	list_for_each_entry(t, &rs->tables, list) {
+		ret = kernel_table_name(em->ctx, em->tg, t, &rs->src, em->kname,
+					sizeof(em->kname));
+		ret = ret ? : check_names(em, t);
+		if (ret)
+			return ret;
+		mine = ol && owned_has(ol, em->kname);
+		if (ol && !mine && table_exists(nl, em->tg, em->kname) > 0) {
+			ctx_err_at(em->ctx, &rs->src, &t->loc,
+				   "table %s %s exists and was not made by cgfw, so cgfw will not replace it; rename table '%s' or delete that one",
+				   em->tg->native ? "cgroup" : "inet", em->kname,
+				   t->name);
+			return -EEXIST;
+		}
+		emit_ir_table(em, t, mine);
+		if (em->err)
+			break;
+	}
+	ret = em->err;
+	if (ret && !em->ctx->err.len)
+		ctx_err(em->ctx, "cannot build the nf_tables batch: %s",
+			strerror(-ret));
+	return ret;
+}
+
+static void emit_release(struct emit *em)
+{
+	nl_batch_release(&em->nb);
+	free(em->scratch);
+	free(em->anon);
+}
+
+static int nft_apply(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
+		     const struct nft_target *tg)
+{
+	struct emit em = { .tg = tg, .ctx = ctx, .rs = rs };
 	struct mnl_socket *nl;
 	struct owned_list ol;
-	bool mine;
 	int ret;
 
 	ret = nl_open(ctx, &nl);
 	if (ret)
 		return ret;
-	ret = owned_tables(nl, &ol);
+	ret = owned_tables(nl, tg, &ol);
 	if (ret) {
 		ctx_err(ctx, "cannot list the nf_tables tables: %s",
 			strerror(-ret));
 		goto out_nl;
 	}
-	em.scratch = malloc(SCRATCH_SIZE);
-	ret = em.scratch ? nl_batch_init(&em.nb) : -ENOMEM;
-	if (ret)
-		goto out;
-
-	list_for_each_entry(t, &rs->tables, list) {
-		ret = kernel_table_name(ctx, t, &rs->src, em.kname,
-					sizeof(em.kname));
-		ret = ret ? : check_names(&em, t);
-		if (ret)
-			goto out;
-		mine = owned_has(&ol, em.kname);
-		if (!mine && table_exists(nl, em.kname) > 0) {
-			ctx_err_at(ctx, &rs->src, &t->loc,
-				   "table inet %s exists and was not made by cgfw, so cgfw will not replace it; rename table '%s' or delete that one",
-				   em.kname, t->name);
-			ret = -EEXIST;
-			goto out;
-		}
-		emit_ir_table(&em, t, mine);
-		if (em.err)
-			break;
-	}
-	ret = em.err;
-	if (ret) {
-		if (!ctx->err.len)
-			ctx_err(ctx, "cannot build the nf_tables batch: %s",
-				strerror(-ret));
-		goto out;
-	}
-	ret = nl_batch_commit(ctx, nl, &em.nb, &rs->src);
-out:
-	nl_batch_release(&em.nb);
-	free(em.scratch);
-	free(em.anon);
+	ret = emit_ruleset(&em, nl, &ol);
+	ret = ret ? : nl_batch_commit(ctx, nl, &em.nb, &rs->src);
+	emit_release(&em);
 	owned_release(&ol);
 out_nl:
 	mnl_socket_close(nl);
 	return ret;
 }
 
-static int emul_remove(struct cgfw_ctx *ctx, const char *name)
+static int nft_remove(struct cgfw_ctx *ctx, const char *name,
+		      const struct nft_target *tg)
 {
 	static const struct cgfw_source no_src = { .name = "cgfw" };
 	char kname[NFT_NAME_MAXLEN + 8];
@@ -708,11 +794,11 @@ static int emul_remove(struct cgfw_ctx *ctx, const char *name)
 	int ret;
 
 	if (name)
-		snprintf(kname, sizeof(kname), TABLE_PREFIX "%s", name);
+		snprintf(kname, sizeof(kname), "%s%s", tg->prefix, name);
 	ret = nl_open(ctx, &nl);
 	if (ret)
 		return ret;
-	ret = owned_tables(nl, &ol);
+	ret = owned_tables(nl, tg, &ol);
 	ret = ret ? : nl_batch_init(&nb);
 	if (ret)
 		goto out_nl;
@@ -725,7 +811,7 @@ static int emul_remove(struct cgfw_ctx *ctx, const char *name)
 			goto out;
 		}
 		nftnl_table_set_str(nt, NFTNL_TABLE_NAME, ol.v[i].kname);
-		nlh = nl_batch_next(&nb, NFT_MSG_DELTABLE, NFPROTO_INET, 0,
+		nlh = nl_batch_next(&nb, NFT_MSG_DELTABLE, tg->family, 0,
 				    NULL, "the deletion of a table");
 		if (nlh) {
 			nftnl_table_nlmsg_build_payload(nlh, nt);
@@ -866,13 +952,14 @@ static int emul_list(struct cgfw_ctx *ctx, const char *name,
 	ret = nl_open(ctx, &nl);
 	if (ret)
 		return ret;
-	ret = owned_tables(nl, &ol);
+	ret = owned_tables(nl, &emul_target, &ol);
 	for (i = 0; !ret && i < ol.n; i++) {
-		uname = ol.v[i].kname + strlen(TABLE_PREFIX);
+		uname = ol.v[i].kname + strlen(emul_target.prefix);
 		if (name && strcmp(name, uname))
 			continue;
 		memset(&t, 0, sizeof(t));
-		t.backend = "nft-emulated";
+		t.backend = emul_target.backend;
+		t.policy_rule = true;
 		t.name = strdup(uname);
 		if (asprintf(&t.kernel_name, "inet %s", ol.v[i].kname) < 0)
 			t.kernel_name = NULL;
@@ -911,11 +998,11 @@ static int emul_set_decl(struct cgfw_ctx *ctx, const char *table,
 	char *listing = NULL;
 	int ret;
 
-	snprintf(kname, sizeof(kname), TABLE_PREFIX "%s", table);
+	snprintf(kname, sizeof(kname), "%s%s", emul_target.prefix, table);
 	ret = nl_open(ctx, &nl);
 	if (ret)
 		return ret;
-	ret = owned_tables(nl, &ol);
+	ret = owned_tables(nl, &emul_target, &ol);
 	mnl_socket_close(nl);
 	if (!ret && !owned_has(&ol, kname))
 		ret = -ENOENT;
@@ -947,13 +1034,14 @@ static int emul_update(struct cgfw_ctx *ctx, const struct upd_cmds *u)
 	ret = nl_open(ctx, &nl);
 	if (ret)
 		return ret;
-	ret = owned_tables(nl, &ol);
+	ret = owned_tables(nl, &emul_target, &ol);
 	mnl_socket_close(nl);
 	if (ret)
 		return ret;
 	sb_init(&sb);
 	list_for_each_entry(c, &u->rw.elem_cmds, list) {
-		snprintf(kname, sizeof(kname), TABLE_PREFIX "%s", c->table);
+		snprintf(kname, sizeof(kname), "%s%s", emul_target.prefix,
+			 c->table);
 		if (!owned_has(&ol, kname))
 			continue;
 		first = first ? : c;
@@ -995,6 +1083,16 @@ static int emul_probe(struct cgfw_ctx *ctx)
 	return 0;
 }
 
+static int emul_apply(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs)
+{
+	return nft_apply(ctx, rs, &emul_target);
+}
+
+static int emul_remove(struct cgfw_ctx *ctx, const char *name)
+{
+	return nft_remove(ctx, name, &emul_target);
+}
+
 const struct backend_ops nft_emul_backend = {
 	.name = "nft-emulated",
 	.probe = emul_probe,
@@ -1003,4 +1101,295 @@ const struct backend_ops nft_emul_backend = {
 	.list = emul_list,
 	.set_decl = emul_set_decl,
 	.update = emul_update,
+};
+
+/* ---- the native target ---- */
+
+static int native_probe(struct cgfw_ctx *ctx)
+{
+	if (nft_probe_table(ctx, NFPROTO_CGROUP, false))
+		return 0;
+	ctx_reset(ctx);
+	ctx_err(ctx, "this kernel has no nf_tables cgroup family (kernel-patches/ adds it); use -b nft for the emulated target on stock kernels");
+	return -EOPNOTSUPP;
+}
+
+static int native_apply(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs)
+{
+	return nft_apply(ctx, rs, &native_target);
+}
+
+static int native_remove(struct cgfw_ctx *ctx, const char *name)
+{
+	return nft_remove(ctx, name, &native_target);
+}
+
+/* What a native base chain says of itself. */
+struct native_hook {
+	uint32_t hooknum, policy;
+	int32_t prio;
+	uint64_t cgroup_id;
+	bool base;
+};
+
+static int native_hook_cb(const struct nlattr *a, void *data)
+{
+	struct native_hook *h = data;
+
+	switch (mnl_attr_get_type(a)) {
+	case NFTA_HOOK_HOOKNUM:
+		if (mnl_attr_validate(a, MNL_TYPE_U32) >= 0) {
+			h->hooknum = ntohl(mnl_attr_get_u32(a));
+			h->base = true;
+		}
+		break;
+	case NFTA_HOOK_PRIORITY:
+		if (mnl_attr_validate(a, MNL_TYPE_U32) >= 0)
+			h->prio = ntohl(mnl_attr_get_u32(a));
+		break;
+	case NFTA_HOOK_CGROUP_ID:
+		if (mnl_attr_validate(a, MNL_TYPE_U64) >= 0)
+			h->cgroup_id = be64toh(mnl_attr_get_u64(a));
+		break;
+	}
+	return MNL_CB_OK;
+}
+
+static int native_chain_attr_cb(const struct nlattr *a, void *data)
+{
+	struct native_hook *h = data;
+
+	if (mnl_attr_get_type(a) == NFTA_CHAIN_HOOK)
+		mnl_attr_parse_nested(a, native_hook_cb, h);
+	else if (mnl_attr_get_type(a) == NFTA_CHAIN_POLICY &&
+		 mnl_attr_validate(a, MNL_TYPE_U32) >= 0)
+		h->policy = ntohl(mnl_attr_get_u32(a));
+	return MNL_CB_OK;
+}
+
+static int native_chain_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct chain_dump *cd = data;
+	struct nftnl_chain *nc = nftnl_chain_alloc();
+	struct native_hook h = { .policy = NF_ACCEPT };
+	struct inst_chain ic = { 0 }, *v;
+
+	if (!nc || nftnl_chain_nlmsg_parse(nlh, nc) < 0)
+		goto out;
+	if (strcmp(nftnl_chain_get_str(nc, NFTNL_CHAIN_TABLE), cd->kname))
+		goto out;
+	mnl_attr_parse(nlh, sizeof(struct nfgenmsg), native_chain_attr_cb, &h);
+	if (!h.base)
+		goto out;
+	ic.base = true;
+	ic.dir = h.hooknum == NF_CGROUP_INGRESS ? CGFW_INGRESS : CGFW_EGRESS;
+	ic.priority = h.prio;
+	ic.policy = h.policy;
+	ic.name = strdup(nftnl_chain_get_str(nc, NFTNL_CHAIN_NAME));
+	ic.cgroup_path = cgroup_path_of_id(h.cgroup_id);
+	v = ic.name && ic.cgroup_path ?
+	    realloc(cd->t->chains, (cd->t->n_chains + 1) * sizeof(*v)) : NULL;
+	if (!v) {
+		cd->err = -ENOMEM;
+		free(ic.name);
+		free(ic.cgroup_path);
+		goto out;
+	}
+	cd->t->chains = v;
+	v[cd->t->n_chains++] = ic;
+out:
+	free_chain(nc);
+	return MNL_CB_OK;
+}
+
+/*
+ * nft cannot print a cgroup family table, but it prints the same table of
+ * family inet: read the native tables back, put them (chains unbound,
+ * counters as they are) into a shadow namespace and let nft list one.
+ */
+static int native_render(struct cgfw_ctx *ctx, const char *kname,
+			 char **text)
+{
+	static const struct cgfw_source src = { .name = "cgfw list" };
+	struct cgfw_ruleset rs = { .src = src };
+	struct emit em = { .tg = &render_target, .ctx = ctx, .rs = &rs };
+	char cmd[NFT_NAME_MAXLEN + 32];
+	struct ir_table *t, *tn;
+	struct mnl_socket *nl;
+	int saved, ret;
+
+	list_init(&rs.tables);
+	ret = readback_family(ctx, &rs, NFPROTO_CGROUP);
+	/* only the table asked for */
+	list_for_each_entry_safe(t, tn, &rs.tables, list) {
+		if (strcmp(t->name, kname)) {
+			list_del(&t->list);
+			ir_table_free(t);
+		}
+	}
+	ret = ret ? : netns_enter_shadow(ctx, &saved);
+	if (ret)
+		goto out;
+	ret = nl_open(ctx, &nl);
+	if (!ret) {
+		ret = emit_ruleset(&em, nl, NULL);
+		ret = ret ? : nl_batch_commit(ctx, nl, &em.nb, &rs.src);
+		mnl_socket_close(nl);
+	}
+	snprintf(cmd, sizeof(cmd), "list table inet %s", kname);
+	ret = ret ? : nft_list_text(cmd, text);
+	netns_leave_shadow(saved);
+out:
+	emit_release(&em);
+	list_for_each_entry_safe(t, tn, &rs.tables, list) {
+		list_del(&t->list);
+		ir_table_free(t);
+	}
+	return ret;
+}
+
+static int native_list(struct cgfw_ctx *ctx, const char *name,
+		       struct cgfw_listing *l)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct inst_table t;
+	struct chain_dump cd;
+	struct nlmsghdr *nlh;
+	struct mnl_socket *nl;
+	struct owned_list ol;
+	size_t i;
+	int ret;
+
+	ret = nl_open(ctx, &nl);
+	if (ret)
+		return ret;
+	ret = owned_tables(nl, &native_target, &ol);
+	for (i = 0; !ret && i < ol.n; i++) {
+		if (name && strcmp(name, ol.v[i].kname))
+			continue;
+		memset(&t, 0, sizeof(t));
+		t.backend = native_target.backend;
+		t.name = strdup(ol.v[i].kname);
+		if (asprintf(&t.kernel_name, "cgroup %s", ol.v[i].kname) < 0)
+			t.kernel_name = NULL;
+		ret = t.name && t.kernel_name ? 0 : -ENOMEM;
+		cd = (struct chain_dump){ .kname = ol.v[i].kname, .t = &t };
+		if (!ret) {
+			nlh = nftnl_nlmsg_build_hdr(buf, NFT_MSG_GETCHAIN,
+						    NFPROTO_CGROUP, NLM_F_DUMP,
+						    1);
+			ret = nl_dump(nl, nlh, native_chain_cb, &cd);
+			ret = cd.err ? : ret;
+		}
+		ret = ret ? : native_render(ctx, ol.v[i].kname, &t.nft_text);
+		ret = ret ? : listing_add(l, &t);
+		if (ret)
+			inst_table_release(&t);
+	}
+	if (ret)
+		ctx_err(ctx, "cannot read the installed tables: %s",
+			strerror(-ret));
+	owned_release(&ol);
+	mnl_socket_close(nl);
+	return ret;
+}
+
+static int native_set_decl(struct cgfw_ctx *ctx, const char *table,
+			   const char *set, char **decl)
+{
+	char cmd[2 * NFT_NAME_MAXLEN + 32], *listing = NULL;
+	struct mnl_socket *nl;
+	struct owned_list ol;
+	int ret;
+
+	ret = nl_open(ctx, &nl);
+	if (ret)
+		return ret;
+	ret = owned_tables(nl, &native_target, &ol);
+	mnl_socket_close(nl);
+	if (!ret && !owned_has(&ol, table))
+		ret = -ENOENT;
+	owned_release(&ol);
+	ret = ret ? : native_render(ctx, table, &listing);
+	if (ret)
+		return ret;
+	snprintf(cmd, sizeof(cmd), "\tset %s {", set);
+	*decl = strstr(listing, cmd) ?
+		set_decl_from_listing(listing, table, set) : NULL;
+	free(listing);
+	return *decl ? 0 : -ENOENT;
+}
+
+/* The elements nft compiled, into the native sets: one transaction. */
+static int native_update(struct cgfw_ctx *ctx, const struct upd_cmds *u)
+{
+	const struct upd_set *us;
+	struct nftnl_set_elems_iter *it;
+	struct nftnl_set *v[2];
+	int more;
+	struct mnl_socket *nl;
+	struct owned_list ol;
+	struct nlmsghdr *nlh;
+	struct nl_batch nb;
+	size_t n = 0, i;
+	int ret;
+
+	ret = nl_open(ctx, &nl);
+	if (ret)
+		return ret;
+	ret = owned_tables(nl, &native_target, &ol);
+	ret = ret ? : nl_batch_init(&nb);
+	if (ret)
+		goto out_nl;
+	list_for_each_entry(us, &u->sets, list) {
+		if (!owned_has(&ol, us->table))
+			continue;
+		v[0] = us->del;
+		v[1] = us->add;
+		for (i = 0; i < 2; i++) {
+			if (!v[i])
+				continue;
+			nftnl_set_set_str(v[i], NFTNL_SET_TABLE, us->table);
+			nftnl_set_set_str(v[i], NFTNL_SET_NAME, us->set);
+			it = nftnl_set_elems_iter_create(v[i]);
+			if (!it) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			/* as many messages as the elements need, maybe none */
+			while (nftnl_set_elems_iter_cur(it)) {
+				nlh = nl_batch_next(&nb, i ? NFT_MSG_NEWSETELEM :
+							     NFT_MSG_DELSETELEM,
+						    NFPROTO_CGROUP,
+						    i ? NLM_F_CREATE : 0,
+						    us->loc, "the elements");
+				if (!nlh)
+					break;
+				more = nftnl_set_elems_nlmsg_build_payload_iter(nlh,
+										it);
+				nl_batch_done(&nb);
+				if (more <= 0)
+					break;
+			}
+			nftnl_set_elems_iter_destroy(it);
+		}
+		n++;
+	}
+	ret = n ? nl_batch_commit(ctx, nl, &nb, &u->src) : -ENOENT;
+out:
+	nl_batch_release(&nb);
+out_nl:
+	owned_release(&ol);
+	mnl_socket_close(nl);
+	return ret;
+}
+
+const struct backend_ops nft_native_backend = {
+	.name = "nft-native",
+	.probe = native_probe,
+	.apply = native_apply,
+	.remove = native_remove,
+	.list = native_list,
+	.set_decl = native_set_decl,
+	.update = native_update,
 };
