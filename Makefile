@@ -2,11 +2,12 @@
 #
 #   make deps     install the Debian packages the build and tests use
 #   make          build libcgfw, the cgfw command and the tests
-#   make check    all tests; ends with "N passed, N failed, N skipped"
+#   make check    all tests, here and in the patched kernel under QEMU;
+#                 ends with "N passed, N failed, N skipped"
 #   make demo     a policy on a throwaway cgroup, with real traffic
 #   make bench    benchmarks (not part of check)
 #   make kernel   the 6.12 guest kernel (cached outside the checkout)
-#   make vm-check the tests inside it, under QEMU (not part of check yet)
+#   make vm-check the tests inside it, under QEMU (check runs them too)
 
 SHELL := /bin/bash
 BUILD ?= build
@@ -48,9 +49,11 @@ KSFT := $(BUILD)/ksft
 KSFT_H := $(KSFT)/kselftest_harness.h
 
 TEST_PROGS := $(BUILD)/tests/test_rewrite $(BUILD)/tests/cgfw_selftest \
-	$(BUILD)/tests/difftest $(BUILD)/tests/testrun
+	$(BUILD)/tests/difftest $(BUILD)/tests/testrun \
+	$(BUILD)/tests/nft_cgroup_skb
 
-.PHONY: all deps check check-run demo demo-run bench bench-run kernel vm-check vm-deps \
+.PHONY: all deps check check-run demo demo-run bench bench-run kernel vm-check \
+	vm-check-debug vm-deps \
 	clean docs lint
 
 all: $(CGFW) $(LIB_SO) $(TRAFFIC) $(TEST_PROGS) docs
@@ -70,14 +73,14 @@ deps:
 
 # The public targets install what is missing, then build in a fresh make
 # so that pkg-config sees the packages just installed.
-check: deps
+check: deps vm-deps
 	$(Q)$(MAKE) --no-print-directory check-run
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory demo-run
 
 check-run: all
-	$(Q)tools/run-tests.sh $(BUILD)
+	$(Q)tools/check.sh $(BUILD)
 
 demo-run: $(CGFW) $(TRAFFIC)
 	$(Q)tools/demo.sh $(BUILD)
@@ -114,10 +117,18 @@ vm-deps:
 kernel: vm-deps
 	$(Q)tools/vm/build-kernel.sh
 
-# The project's tests inside that kernel, under QEMU (TCG).
+# The project's tests and the series' selftest inside that kernel, under
+# QEMU (TCG); make check runs them too, after the tests on this machine.
 vm-check: deps vm-deps
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)tools/vm/run.sh -t 3600 tools/run-tests.sh $(BUILD)
+	$(Q)tools/vm/run.sh -t 3600 tools/vm/guest-tests.sh $(BUILD)
+
+# The same in the kernel built with lockdep and KASAN (kernel-patches/
+# config-debug): not part of check, its first build takes about an hour.
+vm-check-debug: deps vm-deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tools/vm/run.sh -t 5400 -k "$$(tools/vm/build-kernel.sh debug)" \
+		tools/vm/guest-tests.sh $(BUILD)
 
 $(BUILD)/%.o: %.c
 	$(call msg,CC,$@)
@@ -168,6 +179,23 @@ $(BUILD)/tests/difftest: selftests/difftest.c selftests/netprobe.h
 	$(call msg,CC,$@)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(TEST_CFLAGS) -Wno-unused-result -o $@ $<
+
+# The kernel series' selftest, built from the patch that adds it to the
+# kernel tree (tools/patch-file.sh): one source, no copy.
+KSELFTEST := tools/testing/selftests/net/netfilter/nft_cgroup_skb.c
+KPATCHES := kernel-patches/series $(wildcard kernel-patches/*.patch)
+MNL_CFLAGS = $(shell pkg-config --cflags libmnl 2>/dev/null)
+MNL_LIBS = $(shell pkg-config --libs libmnl 2>/dev/null)
+
+$(KSFT)/net/netfilter/nft_cgroup_skb.c: $(KPATCHES) tools/patch-file.sh
+	$(call msg,EXTRACT,$@)
+	@mkdir -p $(dir $@)
+	$(Q)tools/patch-file.sh $(KSELFTEST) > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/tests/nft_cgroup_skb: $(KSFT)/net/netfilter/nft_cgroup_skb.c $(KSFT_H)
+	$(call msg,CC,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -O2 -g -Wall -Werror $(MNL_CFLAGS) -o $@ $< $(MNL_LIBS)
 
 $(BUILD)/tests/testrun: selftests/testrun.c $(KSFT_H)
 	$(call msg,CC,$@)

@@ -41,6 +41,8 @@ run_one "differential" "$BUILD/tests/difftest" -s "${DIFF_SEED:-1}" \
 	-r "${DIFF_RULESETS:-140}" -p 100
 run_one "crafted packets (bpf)" "$BUILD/tests/testrun"
 run_one "cli" selftests/cli.sh
+# the kernel series' own selftest: skips where the kernel lacks the family
+run_one "kernel: nf_tables cgroup family" "$BUILD/tests/nft_cgroup_skb"
 
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
