@@ -5,7 +5,8 @@
  * Random rulesets (matches on addresses, ports, lengths, marks, families,
  * sets, intervals, concatenations, verdict maps; counters, mark statements;
  * accept, drop, continue, return, jump, goto) are applied to a cgroup,
- * first with the emulated nft target, then with the bpf backend. The same
+ * first with nft (the native cgroup family where the kernel has it, else
+ * the emulated target), then with the bpf backend. The same
  * random UDP datagrams are sent by this process, which is in the cgroup,
  * under each. nft is the oracle: the sender's verdict (sent, or EPERM) and
  * every counter must be the same under both.

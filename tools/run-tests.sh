@@ -43,6 +43,7 @@ run_one "crafted packets (bpf)" "$BUILD/tests/testrun"
 run_one "cli" selftests/cli.sh
 # the kernel series' own selftest: skips where the kernel lacks the family
 run_one "kernel: nf_tables cgroup family" "$BUILD/tests/nft_cgroup_skb"
+run_one "nft 1.0.6 next to the cgroup family" selftests/nft_compat.sh
 
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

@@ -1,6 +1,7 @@
 #!/bin/bash
 # In the guest: the project's tests (tools/run-tests.sh), then the kernel's
-# log, which must hold no warning, lockdep report, KASAN report or oops.
+# log, which must hold no warning, lockdep report, KASAN report or oops,
+# and (in the debug kernel, which has kmemleak) no leak.
 # The last line is run-tests.sh's count with the log check added.
 #   tools/vm/guest-tests.sh BUILD
 BUILD=${1:-build}
@@ -15,6 +16,20 @@ if [ -n "$bad" ]; then
 else
 	echo "  ok 1 the kernel log is clean ($(uname -r))"
 	p=$((p + 1))
+fi
+if mount -t debugfs none /sys/kernel/debug 2>/dev/null &&
+   [ -w /sys/kernel/debug/kmemleak ]; then
+	echo scan > /sys/kernel/debug/kmemleak; sleep 5
+	echo scan > /sys/kernel/debug/kmemleak
+	leaks=$(grep -c 'unreferenced object' /sys/kernel/debug/kmemleak)
+	if [ "$leaks" -gt 0 ]; then
+		echo "  not ok 2 kmemleak: $leaks unreferenced objects"
+		head -40 /sys/kernel/debug/kmemleak | sed 's/^/    /'
+		f=$((f + 1))
+	else
+		echo "  ok 2 kmemleak finds no leak"
+		p=$((p + 1))
+	fi
 fi
 echo "$p passed, $f failed, $s skipped"
 [ "$f" -eq 0 ]

@@ -11,6 +11,12 @@ static const struct backend_ops *const all_backends[] = {
 	&bpf_backend,
 };
 
+const struct backend_ops *const *backends_all(size_t *n)
+{
+	*n = ARRAY_SIZE(all_backends);
+	return all_backends;
+}
+
 /* The nft backend's target: native where the kernel has the family. */
 static const struct backend_ops *nft_target(struct cgfw_ctx *ctx)
 {
@@ -32,11 +38,12 @@ static int select_backends(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 			   enum cgfw_backend b, const struct backend_ops **out,
 			   size_t *n)
 {
-	const struct backend_ops *nft = nft_target(ctx);
+	const struct backend_ops *nft;
 
 	*n = 0;
 	switch (b) {
 	case CGFW_BACKEND_AUTO:
+		nft = nft_target(ctx);
 		if (nft != &nft_native_backend && !bpf_backend.probe(ctx) &&
 		    !bpf_check(ctx, rs)) {
 			out[(*n)++] = &bpf_backend;
@@ -46,6 +53,7 @@ static int select_backends(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 		out[(*n)++] = nft;
 		return 0;
 	case CGFW_BACKEND_NFT:
+		nft = nft_target(ctx);
 		out[(*n)++] = nft;
 		return nft->probe(ctx);
 	case CGFW_BACKEND_NFT_NATIVE:
@@ -59,6 +67,7 @@ static int select_backends(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 		return bpf_backend.probe(ctx);
 	case CGFW_BACKEND_BOTH:
 		/* refused as a whole if either cannot do every rule */
+		nft = nft_target(ctx);
 		out[(*n)++] = &bpf_backend;
 		out[(*n)++] = nft;
 		return nft->probe(ctx) ? :

@@ -313,6 +313,8 @@ struct inst_chain {
 	char *cgroup_path;
 	int32_t priority;
 	uint32_t policy;
+	bool policy_counted;	/* the chain's own counters (native) */
+	uint64_t policy_packets, policy_bytes;
 };
 
 struct inst_table {
@@ -368,6 +370,9 @@ struct backend_ops {
 extern const struct backend_ops nft_emul_backend;
 extern const struct backend_ops nft_native_backend;
 extern const struct backend_ops bpf_backend;
+
+/* Every backend that can hold tables: for list, delete, flush, update. */
+const struct backend_ops *const *backends_all(size_t *n);
 
 /* Can this kernel hold an nf_tables table of @family (and a socket rule)? */
 bool nft_probe_table(struct cgfw_ctx *ctx, uint16_t family, bool socket_rule);

@@ -226,7 +226,17 @@ static void print_chain(struct printer *p, const struct inst_table *t,
 		p_close(p, NULL);
 	}
 	p_array_end(p);
-	if (ic && t->policy_rule && n && rules[n - 1]) {
+	if (ic && ic->policy_counted) {
+		if (!p->json)
+			sb_addf(p->sb, "\t\t# policy %s: %llu packets, %llu bytes\n",
+				ic->policy == NF_DROP ? "drop" : "accept",
+				(unsigned long long)ic->policy_packets,
+				(unsigned long long)ic->policy_bytes);
+		p_open(p, "policy_counter", NULL);
+		p_int(p, "packets", NULL, ic->policy_packets);
+		p_int(p, "bytes", NULL, ic->policy_bytes);
+		p_close(p, NULL);
+	} else if (ic && t->policy_rule && n && rules[n - 1]) {
 		unsigned long long pk, by;
 		const char *c = strstr(rules[n - 1], "counter packets ");
 

@@ -631,8 +631,8 @@ out:
 /* A bound chain of the native target: a base chain with the cgroup's id. */
 static void emit_base_chain(struct emit *em, const struct ir_chain *c)
 {
+	struct nlattr *hook, *counters;
 	struct nlmsghdr *nlh;
-	struct nlattr *hook;
 	const void *ud;
 	uint32_t udlen;
 
@@ -650,6 +650,11 @@ static void emit_base_chain(struct emit *em, const struct ir_chain *c)
 	mnl_attr_put_u64(nlh, NFTA_HOOK_CGROUP_ID, htobe64(c->cgroup.id));
 	mnl_attr_nest_end(nlh, hook);
 	mnl_attr_put_u32(nlh, NFTA_CHAIN_POLICY, htonl(c->policy));
+	/* base chain counters count what reaches the policy */
+	counters = mnl_attr_nest_start(nlh, NFTA_CHAIN_COUNTERS);
+	mnl_attr_put_u64(nlh, NFTA_COUNTER_PACKETS, 0);
+	mnl_attr_put_u64(nlh, NFTA_COUNTER_BYTES, 0);
+	mnl_attr_nest_end(nlh, counters);
 	mnl_attr_put_strz(nlh, NFTA_CHAIN_TYPE, "filter");
 	ud = nftnl_chain_get_data(c->nl, NFTNL_CHAIN_USERDATA, &udlen);
 	if (ud)
@@ -1129,8 +1134,23 @@ struct native_hook {
 	uint32_t hooknum, policy;
 	int32_t prio;
 	uint64_t cgroup_id;
-	bool base;
+	bool base, counted;
+	uint64_t packets, bytes;
 };
+
+static int native_counters_cb(const struct nlattr *a, void *data)
+{
+	struct native_hook *h = data;
+
+	if (mnl_attr_validate(a, MNL_TYPE_U64) < 0)
+		return MNL_CB_OK;
+	if (mnl_attr_get_type(a) == NFTA_COUNTER_PACKETS)
+		h->packets = be64toh(mnl_attr_get_u64(a));
+	else if (mnl_attr_get_type(a) == NFTA_COUNTER_BYTES)
+		h->bytes = be64toh(mnl_attr_get_u64(a));
+	h->counted = true;
+	return MNL_CB_OK;
+}
 
 static int native_hook_cb(const struct nlattr *a, void *data)
 {
@@ -1161,6 +1181,8 @@ static int native_chain_attr_cb(const struct nlattr *a, void *data)
 
 	if (mnl_attr_get_type(a) == NFTA_CHAIN_HOOK)
 		mnl_attr_parse_nested(a, native_hook_cb, h);
+	else if (mnl_attr_get_type(a) == NFTA_CHAIN_COUNTERS)
+		mnl_attr_parse_nested(a, native_counters_cb, h);
 	else if (mnl_attr_get_type(a) == NFTA_CHAIN_POLICY &&
 		 mnl_attr_validate(a, MNL_TYPE_U32) >= 0)
 		h->policy = ntohl(mnl_attr_get_u32(a));
@@ -1185,6 +1207,9 @@ static int native_chain_cb(const struct nlmsghdr *nlh, void *data)
 	ic.dir = h.hooknum == NF_CGROUP_INGRESS ? CGFW_INGRESS : CGFW_EGRESS;
 	ic.priority = h.prio;
 	ic.policy = h.policy;
+	ic.policy_counted = h.counted;
+	ic.policy_packets = h.packets;
+	ic.policy_bytes = h.bytes;
 	ic.name = strdup(nftnl_chain_get_str(nc, NFTNL_CHAIN_NAME));
 	ic.cgroup_path = cgroup_path_of_id(h.cgroup_id);
 	v = ic.name && ic.cgroup_path ?
@@ -1320,12 +1345,108 @@ static int native_set_decl(struct cgfw_ctx *ctx, const char *table,
 	return *decl ? 0 : -ENOENT;
 }
 
+static bool zero_key(const void *key, uint32_t len)
+{
+	const uint8_t *k = key;
+
+	while (len--)
+		if (*k++)
+			return false;
+	return true;
+}
+
+static int elem_key_cmp(const void *a, const void *b)
+{
+	struct nftnl_set_elem *x = *(struct nftnl_set_elem *const *)a;
+	struct nftnl_set_elem *y = *(struct nftnl_set_elem *const *)b;
+	uint32_t xl = 0, yl = 0, xf = 0, yf = 0;
+	const void *xk = nftnl_set_elem_get(x, NFTNL_SET_ELEM_KEY, &xl);
+	const void *yk = nftnl_set_elem_get(y, NFTNL_SET_ELEM_KEY, &yl);
+	int c = memcmp(xk, yk, xl < yl ? xl : yl);
+
+	if (c)
+		return c;
+	if (nftnl_set_elem_is_set(x, NFTNL_SET_ELEM_FLAGS))
+		xf = nftnl_set_elem_get_u32(x, NFTNL_SET_ELEM_FLAGS);
+	if (nftnl_set_elem_is_set(y, NFTNL_SET_ELEM_FLAGS))
+		yf = nftnl_set_elem_get_u32(y, NFTNL_SET_ELEM_FLAGS);
+	return (int)(xf & NFT_SET_ELEM_INTERVAL_END) -
+	       (int)(yf & NFT_SET_ELEM_INTERVAL_END);
+}
+
+/*
+ * The elements of @from as a native set takes them, next to the ones it
+ * has: in ascending order (the kernel checks each interval end against
+ * what is there; the dump that nft's elements come from is in descending
+ * order), and without the interval end at key 0 that nft puts before an
+ * interval that does not start there, which the set already has. (nft
+ * itself merges intervals; the emulated target goes through it.)
+ */
+static struct nftnl_set *native_elems(struct nftnl_set *from,
+				      const char *table, const char *set)
+{
+	static const uint16_t attrs[] = {
+		NFTNL_SET_ELEM_KEY, NFTNL_SET_ELEM_KEY_END,
+		NFTNL_SET_ELEM_FLAGS, NFTNL_SET_ELEM_DATA,
+		NFTNL_SET_ELEM_VERDICT, NFTNL_SET_ELEM_CHAIN,
+		NFTNL_SET_ELEM_OBJREF, NFTNL_SET_ELEM_USERDATA,
+	};
+	struct nftnl_set *to = nftnl_set_alloc();
+	struct nftnl_set_elem *e, *c, **v = NULL, **nv;
+	struct nftnl_set_elems_iter *it;
+	size_t i, j, n = 0;
+	uint32_t len, flags;
+	const void *key, *val;
+
+	it = to ? nftnl_set_elems_iter_create(from) : NULL;
+	if (!it)
+		goto err;
+	while ((e = nftnl_set_elems_iter_next(it))) {
+		flags = nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_FLAGS) ?
+			nftnl_set_elem_get_u32(e, NFTNL_SET_ELEM_FLAGS) : 0;
+		key = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY, &len);
+		if (!key || ((flags & NFT_SET_ELEM_INTERVAL_END) &&
+			     zero_key(key, len)))
+			continue;
+		nv = realloc(v, (n + 1) * sizeof(*v));
+		if (!nv)
+			goto err_it;
+		v = nv;
+		v[n++] = e;
+	}
+	qsort(v, n, sizeof(*v), elem_key_cmp);
+	nftnl_set_set_str(to, NFTNL_SET_TABLE, table);
+	nftnl_set_set_str(to, NFTNL_SET_NAME, set);
+	for (i = 0; i < n; i++) {
+		c = nftnl_set_elem_alloc();
+		if (!c)
+			goto err_it;
+		for (j = 0; j < ARRAY_SIZE(attrs); j++) {
+			if (!nftnl_set_elem_is_set(v[i], attrs[j]))
+				continue;
+			val = nftnl_set_elem_get(v[i], attrs[j], &len);
+			nftnl_set_elem_set(c, attrs[j], val, len);
+		}
+		nftnl_set_elem_add(to, c);
+	}
+	free(v);
+	nftnl_set_elems_iter_destroy(it);
+	return to;
+err_it:
+	free(v);
+	nftnl_set_elems_iter_destroy(it);
+err:
+	if (to)
+		nftnl_set_free(to);
+	return NULL;
+}
+
 /* The elements nft compiled, into the native sets: one transaction. */
 static int native_update(struct cgfw_ctx *ctx, const struct upd_cmds *u)
 {
 	const struct upd_set *us;
 	struct nftnl_set_elems_iter *it;
-	struct nftnl_set *v[2];
+	struct nftnl_set *v[2], *elems;
 	int more;
 	struct mnl_socket *nl;
 	struct owned_list ol;
@@ -1349,10 +1470,11 @@ static int native_update(struct cgfw_ctx *ctx, const struct upd_cmds *u)
 		for (i = 0; i < 2; i++) {
 			if (!v[i])
 				continue;
-			nftnl_set_set_str(v[i], NFTNL_SET_TABLE, us->table);
-			nftnl_set_set_str(v[i], NFTNL_SET_NAME, us->set);
-			it = nftnl_set_elems_iter_create(v[i]);
+			elems = native_elems(v[i], us->table, us->set);
+			it = elems ? nftnl_set_elems_iter_create(elems) : NULL;
 			if (!it) {
+				if (elems)
+					nftnl_set_free(elems);
 				ret = -ENOMEM;
 				goto out;
 			}
@@ -1372,6 +1494,7 @@ static int native_update(struct cgfw_ctx *ctx, const struct upd_cmds *u)
 					break;
 			}
 			nftnl_set_elems_iter_destroy(it);
+			nftnl_set_free(elems);
 		}
 		n++;
 	}

@@ -16,10 +16,6 @@
 
 #include "internal.h"
 
-static const struct backend_ops *const backends[] = {
-	&nft_emul_backend,
-	&bpf_backend,
-};
 
 /*
  * "set S { type ipv4_addr; flags interval; }" from nft's listing of a
@@ -89,11 +85,13 @@ static struct upd_set *find_set(struct upd_cmds *u, const char *table,
 /* The sets the commands name, each with its declaration. */
 static int collect_sets(struct cgfw_ctx *ctx, struct upd_cmds *u)
 {
+	const struct backend_ops *const *be;
 	struct rw_elem_cmd *c;
 	struct upd_set *s;
-	size_t i;
+	size_t i, n;
 	int ret;
 
+	be = backends_all(&n);
 	list_for_each_entry(c, &u->rw.elem_cmds, list) {
 		if (find_set(u, c->table, c->set))
 			continue;
@@ -108,9 +106,8 @@ static int collect_sets(struct cgfw_ctx *ctx, struct upd_cmds *u)
 		s->loc = &c->loc;
 		list_add_tail(&s->list, &u->sets);
 		ret = -ENOENT;
-		for (i = 0; ret == -ENOENT && i < ARRAY_SIZE(backends); i++)
-			ret = backends[i]->set_decl(ctx, s->table, s->set,
-						    &s->decl);
+		for (i = 0; ret == -ENOENT && i < n; i++)
+			ret = be[i]->set_decl(ctx, s->table, s->set, &s->decl);
 		if (ret == -ENOENT)
 			ctx_err_at(ctx, &u->src, &c->loc,
 				   "cgfw installed no table '%s' with a set '%s'; 'cgfw list %s' shows what it has",
@@ -241,9 +238,10 @@ static void release(struct upd_cmds *u)
 CGFW_API int cgfw_update(struct cgfw_ctx *ctx, const char *name,
 			 const char *buf, size_t len)
 {
+	const struct backend_ops *const *be;
 	struct upd_cmds u = { 0 };
 	bool found = false;
-	size_t i;
+	size_t i, n;
 	int ret;
 
 	if (!ctx || (!buf && len))
@@ -274,8 +272,9 @@ CGFW_API int cgfw_update(struct cgfw_ctx *ctx, const char *name,
 	ret = ret ? : compile_pass(ctx, &u, false);
 	ret = ret ? : compile_pass(ctx, &u, true);
 	/* every backend that holds a table takes its changes */
-	for (i = 0; !ret && i < ARRAY_SIZE(backends); i++) {
-		ret = backends[i]->update(ctx, &u);
+	be = backends_all(&n);
+	for (i = 0; !ret && i < n; i++) {
+		ret = be[i]->update(ctx, &u);
 		found |= !ret;
 		if (ret == -ENOENT)
 			ret = 0;
