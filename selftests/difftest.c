@@ -5,8 +5,9 @@
  * Random rulesets (matches on addresses, ports, lengths, marks, families,
  * sets, intervals, concatenations, verdict maps; counters, mark statements;
  * accept, drop, continue, return, jump, goto) are applied to a cgroup,
- * first with nft (the native cgroup family where the kernel has it, else
- * the emulated target), then with the bpf backend. The same
+ * first with the emulated nft target, then with the bpf backend. (The
+ * native family is not the oracle yet: in the guest, cgfw list of some of
+ * these native tables lost counters; docs/status.rst.) The same
  * random UDP datagrams are sent by this process, which is in the cgroup,
  * under each. nft is the oracle: the sender's verdict (sent, or EPERM) and
  * every counter must be the same under both.
@@ -488,7 +489,7 @@ int main(int argc, char **argv)
 		write_rules(rules_path, s.buf);
 
 		/* the oracle: nft */
-		if (run(out, sizeof(out), "%s apply -b nft %s 2>&1", cgfw_bin(),
+		if (run(out, sizeof(out), "%s apply -b nft-emulated %s 2>&1", cgfw_bin(),
 			rules_path)) {
 			skipped++;	/* nft itself refuses the combination */
 			continue;

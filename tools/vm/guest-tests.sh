@@ -6,7 +6,7 @@
 #   tools/vm/guest-tests.sh BUILD
 BUILD=${1:-build}
 tools/run-tests.sh "$BUILD" | tee /tmp/guest-tests.out
-read -r p _ f _ s _ < <(tail -1 /tmp/guest-tests.out)
+read -r p _ f _ s _ <<< "$(tail -1 /tmp/guest-tests.out)"
 echo "=== kernel log"
 bad=$(dmesg | grep -E 'WARNING:|BUG:|KASAN|Oops|general protection|possible (recursive|circular) locking|suspicious RCU usage|refcount_t:|UBSAN' | head -20)
 if [ -n "$bad" ]; then

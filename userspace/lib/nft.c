@@ -8,11 +8,11 @@
  * the points where cgroup BPF programs run. Nothing is added to the
  * user's chains.
  *
- * Emulated, for other kernels: table "cgroup web" becomes "inet cgfw_web". Each chain bound to a cgroup
- * becomes a regular chain holding the user's rules, a base chain on output
- * (egress) or input (ingress), at the user's priority, that matches the
- * socket's cgroup once per packet, and a chain that runs the user's chain
- * and then its policy:
+ * Emulated, for other kernels: table "cgroup web" becomes "inet cgfw_web".
+ * Each chain bound to a cgroup becomes a regular chain holding the user's
+ * rules, a base chain on output (egress) or input (ingress), at the user's
+ * priority, that matches the socket's cgroup once per packet, and a chain
+ * that runs the user's chain and then its policy:
  *
  *	chain cgfw_hook_egress {
  *		type filter hook output priority 0; policy accept;
