@@ -29,6 +29,18 @@ fi
 "${G[@]}" clean -q -fdx -e build-lint
 "${G[@]}" checkout -q "$("${G[@]}" rev-list --max-parents=0 HEAD)"
 
+configure() {	# $1: the value of CONFIG_NF_TABLES_CGROUP
+	local out=$src/build-lint
+	mkdir -p "$out"
+	make -C "$src" O="$out" -s x86_64_defconfig
+	"$src/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" \
+		"$src/kernel/configs/kvm_guest.config" \
+		"$top/kernel-patches/config" >/dev/null
+	sed -i "s/^CONFIG_NF_TABLES_CGROUP=.*/CONFIG_NF_TABLES_CGROUP=$1/" \
+		"$out/.config"
+	make -C "$src" O="$out" -s olddefconfig
+}
+
 build() {	# the directories the series touches; a warning fails too
 	local log
 	log=$(make -C "$src" O="$src/build-lint" -s -j"$(nproc)" \
