@@ -62,7 +62,7 @@ for p in $(cat "$top/kernel-patches/series"); do
 	if out=$(cd "$src" && perl scripts/checkpatch.pl --strict -q \
 		 "$top/kernel-patches/$p" 2>&1); then :; fi
 	echo "$out" | grep -E '^(ERROR|WARNING|CHECK)' | sort | uniq -c | \
-		sed 's/^/  checkpatch: /'
+		sed 's/^/  checkpatch: /' || true
 	if echo "$out" | grep -q '^ERROR'; then
 		echo "not ok $n checkpatch errors in $p"; fail=1
 	fi
