@@ -5,18 +5,6 @@ set -u
 . "$(dirname "$0")/lib.sh"
 ns_setup cli
 
-check() {	# check NAME COMMAND...: the command must succeed
-	local name=$1; shift
-	n=$((n + 1))
-	if out=$("$@" 2>&1); then
-		echo "ok $n $name"
-	else
-		fail=1
-		echo "not ok $n $name"
-		printf '%s\n' "$out" | sed 's/^/# /' | head -20
-	fi
-}
-
 sed "s|web.slice|$cg|" \
 	docs/examples/web.nft > "$work/web.nft"
 

@@ -8,6 +8,18 @@ n=0 fail=0
 ok() { n=$((n + 1)); echo "ok $n $1"; }
 not_ok() { n=$((n + 1)); fail=1; echo "not ok $n $1"; shift; printf '# %s\n' "$@"; }
 
+check() {	# check NAME COMMAND...: the command must succeed
+	local name=$1; shift
+	n=$((n + 1))
+	if out=$("$@" 2>&1); then
+		echo "ok $n $name"
+	else
+		fail=1
+		echo "not ok $n $name"
+		printf '%s\n' "$out" | sed 's/^/# /' | head -20
+	fi
+}
+
 ns_setup() {
 	if [ "$(id -u)" != 0 ]; then
 		echo "ok 1 $1 # SKIP needs root (network namespace, cgroups)"

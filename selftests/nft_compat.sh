@@ -12,18 +12,6 @@ if ! "$CGFW" status | grep -q '^nft cgroup family (native): *yes$'; then
 	exit 0
 fi
 
-check() {	# check NAME COMMAND...: the command must succeed
-	local name=$1; shift
-	n=$((n + 1))
-	if out=$("$@" 2>&1); then
-		echo "ok $n $name"
-	else
-		fail=1
-		echo "not ok $n $name"
-		printf '%s\n' "$out" | sed 's/^/# /' | head -20
-	fi
-}
-
 # one datagram from a process of our cgroup: fails (EPERM) if dropped
 send='echo $$ > "$0/cgroup.procs" && echo x > /dev/udp/127.0.0.1/5099'
 sends() { bash -c "$send" "$root/$cg" 2>/dev/null; }
