@@ -8,6 +8,8 @@
 #   make bench    benchmarks (not part of check)
 #   make kernel   the 6.12 guest kernel (cached outside the checkout)
 #   make vm-check the tests inside it, under QEMU (check runs them too)
+#   make vm-check-debug  the same in the lockdep + KASAN kernel
+#   make vm-bench the benchmarks inside it (the native family too)
 
 SHELL := /bin/bash
 BUILD ?= build
@@ -47,13 +49,15 @@ TRAFFIC := $(BUILD)/cgfw-traffic
 KSRC_TAR := /usr/src/linux-source-6.12.tar.xz
 KSFT := $(BUILD)/ksft
 KSFT_H := $(KSFT)/kselftest_harness.h
+# what the test programs and the benchmark share
+PROBE_H := selftests/netprobe.h selftests/cgfwcmd.h
 
 TEST_PROGS := $(BUILD)/tests/test_rewrite $(BUILD)/tests/cgfw_selftest \
 	$(BUILD)/tests/difftest $(BUILD)/tests/testrun \
 	$(BUILD)/tests/nft_cgroup_skb
 
 .PHONY: all deps check check-run demo demo-run bench bench-run kernel vm-check \
-	vm-check-debug vm-deps \
+	vm-check-debug vm-bench vm-deps \
 	clean docs lint
 
 all: $(CGFW) $(LIB_SO) $(TRAFFIC) $(TEST_PROGS) docs
@@ -92,7 +96,7 @@ bench: deps
 bench-run: $(CGFW) $(BUILD)/bench/cgfw_bench
 	$(Q)bench/run.sh $(BUILD)
 
-$(BUILD)/bench/cgfw_bench: bench/cgfw_bench.c selftests/netprobe.h
+$(BUILD)/bench/cgfw_bench: bench/cgfw_bench.c $(PROBE_H)
 	$(call msg,CC,$@)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< $(PKG_LIBS)
@@ -129,6 +133,12 @@ vm-check-debug: deps vm-deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tools/vm/run.sh -t 5400 -k "$$(tools/vm/build-kernel.sh debug)" \
 		tools/vm/guest-tests.sh $(BUILD)
+
+# The benchmarks inside the patched kernel, where the native family is one
+# more configuration; results printed (the guest cannot write the checkout).
+vm-bench: deps vm-deps
+	$(Q)$(MAKE) --no-print-directory $(CGFW) $(BUILD)/bench/cgfw_bench
+	$(Q)tools/vm/run.sh -t 3600 BENCH_OUT=/tmp/bench bench/run.sh $(BUILD)
 
 $(BUILD)/%.o: %.c
 	$(call msg,CC,$@)
@@ -169,13 +179,12 @@ $(BUILD)/tests/test_rewrite: userspace/tests/test_rewrite.c $(LIB_A) $(KSFT_H)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< $(LIB_A) $(PKG_LIBS)
 
-$(BUILD)/tests/cgfw_selftest: selftests/cgfw_selftest.c selftests/netprobe.h \
-		$(KSFT_H)
+$(BUILD)/tests/cgfw_selftest: selftests/cgfw_selftest.c $(PROBE_H) $(KSFT_H)
 	$(call msg,CC,$@)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $<
 
-$(BUILD)/tests/difftest: selftests/difftest.c selftests/netprobe.h
+$(BUILD)/tests/difftest: selftests/difftest.c $(PROBE_H)
 	$(call msg,CC,$@)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(TEST_CFLAGS) -Wno-unused-result -o $@ $<
@@ -197,7 +206,7 @@ $(BUILD)/tests/nft_cgroup_skb: $(KSFT)/net/netfilter/nft_cgroup_skb.c $(KSFT_H)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -O2 -g -Wall -Werror $(MNL_CFLAGS) -o $@ $< $(MNL_LIBS)
 
-$(BUILD)/tests/testrun: selftests/testrun.c $(KSFT_H)
+$(BUILD)/tests/testrun: selftests/testrun.c $(PROBE_H) $(KSFT_H)
 	$(call msg,CC,$@)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< $(PKG_LIBS)

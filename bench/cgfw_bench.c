@@ -9,8 +9,10 @@
  *                             on an 80-byte IPv6/TCP packet
  *   cgfw_bench pps [ROUNDS]   live egress UDP packets per second from a
  *                             process in the cgroup: no rules, and 1, 100,
- *                             1000 non-matching rules with -b bpf and with
- *                             -b nft, interleaved in rotating order
+ *                             1000 non-matching rules (and one set of 1000
+ *                             ports) with -b bpf, -b nft-emulated and,
+ *                             where the kernel has the cgroup family,
+ *                             -b nft-native, interleaved in rotating order
  *
  * Runs as root in its own network and mount namespace, with cgroup2 on
  * /sys/fs/cgroup. Prints CSV lines (and # comments). Timings are for
@@ -21,6 +23,7 @@
 #include <limits.h>
 #include <sched.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +40,7 @@
 #include <linux/tcp.h>
 #include <netinet/in.h>
 
+#include "cgfwcmd.h"
 #include "netprobe.h"
 
 static char cg_name[64], cg_path[PATH_MAX];
@@ -49,15 +53,11 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static const char *cgfw_bin(void)
-{
-	const char *b = getenv("CGFW");
-
-	return b ? b : "build/cgfw";
-}
-
-/* N rules "tcp|udp dport P accept", none matching port 9999 or 443 */
-static int apply(const char *backend, int n, const char *proto)
+/*
+ * N rules "tcp|udp dport P accept" (P = 10000 + i), none matching port
+ * 9999 or 443; with @set, one rule "udp dport { P... } accept" instead.
+ */
+static int apply(const char *backend, int n, const char *proto, bool set)
 {
 	char path[] = "/tmp/cgfw-bench-XXXXXX", cmd[512];
 	FILE *f = fdopen(mkstemp(path), "w");
@@ -66,7 +66,13 @@ static int apply(const char *backend, int n, const char *proto)
 	fprintf(f, "table cgroup bench {\n\tchain out {\n"
 		   "\t\ttype filter hook egress cgroup \"%s\" priority 0; policy accept;\n",
 		cg_name);
-	for (i = 0; i < n; i++)
+	if (set) {
+		fprintf(f, "\t\t%s dport { ", proto);
+		for (i = 0; i < n; i++)
+			fprintf(f, "%s%d", i ? ", " : "", 10000 + i);
+		fprintf(f, " } accept\n");
+	}
+	for (i = 0; !set && i < n; i++)
 		fprintf(f, "\t\t%s dport %d accept\n", proto, 10000 + i);
 	fprintf(f, "\t}\n}\n");
 	fclose(f);
@@ -150,7 +156,7 @@ static int bench_rules(int argc, char **argv)
 		uint32_t len = sizeof(info), ns[9];
 		double t0 = now(), ms;
 
-		if (apply("bpf", n, "tcp")) {
+		if (apply("bpf", n, "tcp", false)) {
 			printf("# %d rules: cgfw apply -b bpf failed\n", n);
 			continue;
 		}
@@ -248,44 +254,68 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+struct pps_config {
+	const char *backend;	/* "none": no rules */
+	int n;
+	bool set;		/* the n ports in one set */
+	double pps[64];		/* one a round */
+};
+
+/* Every configuration, the native family's where the kernel has it. */
+static int pps_configs(struct pps_config *cfg, int max)
+{
+	static const char *const rules_backends[] = {
+		"bpf", "nft-emulated", "nft-native",
+	};
+	static const int sizes[] = { 1, 100, 1000 };
+	int n_backends = native_family() ? 3 : 2, n = 0, i, b;
+
+	cfg[n++] = (struct pps_config){ .backend = "none" };
+	for (i = 0; i < (int)(sizeof(sizes) / sizeof(sizes[0])); i++)
+		for (b = 0; b < n_backends && n < max; b++)
+			cfg[n++] = (struct pps_config){
+				.backend = rules_backends[b], .n = sizes[i],
+			};
+	for (b = 0; b < n_backends && n < max; b++)
+		cfg[n++] = (struct pps_config){
+			.backend = rules_backends[b], .n = 1000, .set = true,
+		};
+	return n;
+}
+
 static int bench_pps(int rounds)
 {
-	static const struct {
-		const char *backend;
-		int n;
-	} cfg[] = {
-		{ "none", 0 }, { "bpf", 1 }, { "nft", 1 }, { "bpf", 100 },
-		{ "nft", 100 }, { "bpf", 1000 }, { "nft", 1000 },
-	};
-	enum { N = sizeof(cfg) / sizeof(cfg[0]) };
-	double pps[N][64];
+	static struct pps_config cfg[16];
 	int sink = probe_server("127.0.0.1", 9999, SOCK_DGRAM), r, i, c;
-	int small = 4096;
+	int n_cfg = pps_configs(cfg, 16), small = 4096;
+	double none;
 
 	/* a sink that is never read: the datagrams die cheaply at its queue */
 	setsockopt(sink, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
 	if (rounds > 64)
 		rounds = 64;
 	for (r = 0; r < rounds; r++) {
-		for (i = 0; i < N; i++) {
-			c = (i + r) % N;	/* rotate the order */
+		for (i = 0; i < n_cfg; i++) {
+			c = (i + r) % n_cfg;	/* rotate the order */
 			if (!strcmp(cfg[c].backend, "none"))
 				flush();
-			else if (apply(cfg[c].backend, cfg[c].n, "udp"))
+			else if (apply(cfg[c].backend, cfg[c].n, "udp",
+				       cfg[c].set))
 				return 1;
-			pps[c][r] = measure_pps(0.5);
+			cfg[c].pps[r] = measure_pps(0.5);
 		}
 	}
 	flush();
-	printf("config,rules,rounds,pps_median,ns_per_pkt,delta_ns_vs_none\n");
-	for (c = 0; c < N; c++)
-		qsort(pps[c], rounds, sizeof(double), cmp_double);
-	for (c = 0; c < N; c++) {
-		double med = pps[c][rounds / 2];
+	printf("config,rules,shape,rounds,pps_median,ns_per_pkt,delta_ns_vs_none\n");
+	for (c = 0; c < n_cfg; c++)
+		qsort(cfg[c].pps, rounds, sizeof(double), cmp_double);
+	none = cfg[0].pps[rounds / 2];
+	for (c = 0; c < n_cfg; c++) {
+		double med = cfg[c].pps[rounds / 2];
 
-		printf("%s,%d,%d,%.0f,%.0f,%.0f\n", cfg[c].backend, cfg[c].n,
-		       rounds, med, 1e9 / med,
-		       1e9 / med - 1e9 / pps[0][rounds / 2]);
+		printf("%s,%d,%s,%d,%.0f,%.0f,%.0f\n", cfg[c].backend,
+		       cfg[c].n, cfg[c].set ? "set" : "rules", rounds, med,
+		       1e9 / med, 1e9 / med - 1e9 / none);
 	}
 	close(sink);
 	return 0;

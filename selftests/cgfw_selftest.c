@@ -23,6 +23,7 @@
 #include <linux/magic.h>
 
 #include "kselftest_harness.h"
+#include "cgfwcmd.h"
 #include "netprobe.h"
 
 #define WAIT_MS 300	/* how long "nothing arrived" is waited for */
@@ -73,41 +74,6 @@ FIXTURE_VARIANT_ADD(cg, both_sys_fs_cgroup) {
 	.backend = "both",
 	.own_mount = true,
 };
-
-static const char *cgfw_bin(void)
-{
-	const char *b = getenv("CGFW");
-
-	return b ? b : "build/cgfw";
-}
-
-/* Run a shell command; its output goes to @out (if any). Exit status. */
-static int run(char *out, size_t size, const char *fmt, ...)
-{
-	char cmd[8192];
-	size_t n = 0;
-	va_list ap;
-	FILE *p;
-	int st;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	p = popen(cmd, "r");
-	if (!p)
-		return -1;
-	if (out && size) {
-		n = fread(out, 1, size - 1, p);
-		out[n] = '\0';
-	} else {
-		char sink[4096];
-
-		while (fread(sink, 1, sizeof(sink), p) > 0)
-			;
-	}
-	st = pclose(p);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
 
 static void write_file(const char *path, const char *fmt, ...)
 {
@@ -354,15 +320,6 @@ static long long counter_of(const char *table, const char *chain, int idx,
 	if (p)
 		sscanf(strchr(strchr(p, '{'), ':') + 1, "%lld", &n);
 	return n;
-}
-
-/* Does the running kernel have the cgroup table family? */
-static bool native_family(void)
-{
-	char out[4096];
-
-	return !run(out, sizeof(out), "%s status", cgfw_bin()) &&
-	       strstr(out, "nft cgroup family (native):          yes");
 }
 
 FIXTURE_SETUP(cg)

@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Differential test: the bpf backend against nft, verdict for verdict.
+ * Differential test: the bpf backend and the native cgroup family against
+ * nft's inet family, verdict for verdict.
  *
  * Random rulesets (matches on addresses, ports, lengths, marks, families,
  * sets, intervals, concatenations, verdict maps; counters, mark statements;
  * accept, drop, continue, return, jump, goto) are applied to a cgroup,
- * first with the emulated nft target, then with the bpf backend. (The
- * native family is not the oracle yet: in the guest, cgfw list of some of
- * these native tables lost counters; docs/status.rst.) The same
- * random UDP datagrams are sent by this process, which is in the cgroup,
- * under each. nft is the oracle: the sender's verdict (sent, or EPERM) and
- * every counter must be the same under both.
+ * first with the emulated nft target (inet + socket cgroupv2), then with
+ * the bpf backend, then with the native cgroup family where the kernel has
+ * it. The same random UDP datagrams are sent by this process, which is in
+ * the cgroup, under each. The emulated target is the oracle: the sender's
+ * verdict (sent, or EPERM) and every counter must be the same under each.
  *
  *   difftest [-s SEED] [-r RULESETS] [-p PACKETS_PER_RULESET]
  *
@@ -32,6 +32,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cgfwcmd.h"
 #include "netprobe.h"
 
 static uint64_t rng_state;
@@ -320,33 +321,6 @@ static int send_packet(const struct packet *p)
 	return ret;
 }
 
-static const char *cgfw_bin(void)
-{
-	const char *b = getenv("CGFW");
-
-	return b ? b : "build/cgfw";
-}
-
-static int run(char *out, size_t size, const char *fmt, ...)
-{
-	char cmd[4096];
-	size_t n = 0;
-	va_list ap;
-	FILE *f;
-	int st;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	f = popen(cmd, "r");
-	if (!f)
-		return -1;
-	n = fread(out, 1, size - 1, f);
-	out[n] = '\0';
-	st = pclose(f);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 /*
  * The counters of "cgfw list -j t", chain by chain, as one string
  * "out: 1/84 0/0 | sub: ...": packets/bytes of each rule with a counter,
@@ -441,15 +415,74 @@ static int fork_into(const char *cg)
 	exit(WIFEXITED(st) ? WEXITSTATUS(st) : 1);
 }
 
+/* One backend under test: what it was asked and how often it differed. */
+struct contender {
+	const char *backend;
+	unsigned long long pairs, drops, ext, bad, bad_counters, errors;
+};
+
+/*
+ * Apply the ruleset with c's backend, send every packet, compare verdicts
+ * and counters with the oracle's. Returns the number of reports printed.
+ */
+static int compare(struct contender *c, const char *rules_path,
+		   const struct sb *s, int r, unsigned long long seed,
+		   const struct packet *pk, int n_packets,
+		   const int *verdict_oracle, const char *cnt_oracle,
+		   int reported)
+{
+	static char cnt[8192], out[8192];
+	int i;
+
+	if (run(out, sizeof(out), "%s apply -b %s %s 2>&1", cgfw_bin(),
+		c->backend, rules_path)) {
+		c->bad++;
+		if (reported++ < 3)
+			printf("# ruleset %d (seed %llu): the %s backend refused it:\n# %s\n%s",
+			       r, seed, c->backend, out, s->buf);
+		return reported;
+	}
+	for (i = 0; i < n_packets; i++) {
+		int v = send_packet(&pk[i]);
+		char desc[256];
+
+		c->pairs++;
+		c->drops += v == PROBE_EPERM;
+		c->ext += pk[i].exthdr != 0;
+		/* a datagram that was not sent tests nothing */
+		c->errors += v == PROBE_ERROR ||
+			     verdict_oracle[i] == PROBE_ERROR;
+		if (v == verdict_oracle[i])
+			continue;
+		c->bad++;
+		if (reported++ >= 3)
+			continue;
+		packet_str(&pk[i], desc, sizeof(desc));
+		printf("# ruleset %d (seed %llu), packet %s: nft-emulated says %s, %s says %s\n",
+		       r, seed, desc, probe_str(verdict_oracle[i]),
+		       c->backend, probe_str(v));
+		printf("%s", s->buf);
+	}
+	if (counters(cnt, sizeof(cnt)) || strcmp(cnt_oracle, cnt)) {
+		c->bad_counters++;
+		if (reported++ < 3)
+			printf("# ruleset %d (seed %llu): counters differ\n#  nft-emulated: %s\n#  %s: %s\n%s",
+			       r, seed, cnt_oracle, c->backend, cnt, s->buf);
+	}
+	return reported;
+}
+
 int main(int argc, char **argv)
 {
 	int n_rulesets = 100, n_packets = 100, opt, r, i, reported = 0;
 	char cg[64], rules_path[] = "/tmp/cgfw-diff-XXXXXX";
-	static char cnt_nft[8192], cnt_bpf[8192], out[8192];
+	static char cnt_oracle[8192], out[8192];
+	struct contender cs[2] = { { .backend = "bpf" },
+				   { .backend = "nft-native" } };
+	int n_cs, k, test = 0, failed = 0;
 	struct packet *pk;
-	int *verdict_nft;
-	unsigned long long seed = 1, pairs = 0, skipped = 0, bad = 0;
-	unsigned long long bad_counters = 0, drops = 0, errors = 0, ext = 0;
+	int *verdict_oracle;
+	unsigned long long seed = 1, skipped = 0;
 
 	while ((opt = getopt(argc, argv, "s:r:p:")) != -1) {
 		if (opt == 's')
@@ -466,9 +499,11 @@ int main(int argc, char **argv)
 	rng_state = seed * 0x9E3779B97F4A7C15ULL + 1;
 	setup(cg, sizeof(cg));
 	fork_into(cg);
+	/* the native family is compared where the kernel has it */
+	n_cs = native_family() ? 2 : 1;
 	close(mkstemp(rules_path));
 	pk = calloc(n_packets, sizeof(*pk));
-	verdict_nft = calloc(n_packets, sizeof(*verdict_nft));
+	verdict_oracle = calloc(n_packets, sizeof(*verdict_oracle));
 
 	for (r = 0; r < n_rulesets; r++) {
 		struct sb s = { .len = 0 };
@@ -488,60 +523,45 @@ int main(int argc, char **argv)
 		}
 		write_rules(rules_path, s.buf);
 
-		/* the oracle: nft */
-		if (run(out, sizeof(out), "%s apply -b nft-emulated %s 2>&1", cgfw_bin(),
-			rules_path)) {
+		/* the oracle: nft's own inet family (socket cgroupv2) */
+		if (run(out, sizeof(out), "%s apply -b nft-emulated %s 2>&1",
+			cgfw_bin(), rules_path)) {
 			skipped++;	/* nft itself refuses the combination */
 			continue;
 		}
 		for (i = 0; i < n_packets; i++)
-			verdict_nft[i] = send_packet(&pk[i]);
-		counters(cnt_nft, sizeof(cnt_nft));
-
-		if (run(out, sizeof(out), "%s apply -b bpf %s 2>&1", cgfw_bin(),
-			rules_path)) {
-			bad++;
-			if (reported++ < 3)
-				printf("# ruleset %d (seed %llu): the bpf backend refused it:\n# %s\n%s",
-				       r, seed, out, s.buf);
-			continue;
+			verdict_oracle[i] = send_packet(&pk[i]);
+		if (counters(cnt_oracle, sizeof(cnt_oracle))) {
+			printf("not ok 1 differential: cgfw list of the oracle failed\n");
+			return 1;
 		}
-		for (i = 0; i < n_packets; i++) {
-			int v = send_packet(&pk[i]);
-
-			pairs++;
-			drops += v == PROBE_EPERM;
-			ext += pk[i].exthdr != 0;
-			/* a datagram that was not sent tests nothing */
-			errors += v == PROBE_ERROR || verdict_nft[i] == PROBE_ERROR;
-			if (v == verdict_nft[i])
-				continue;
-			bad++;
-			if (reported++ < 3) {
-				char desc[256];
-
-				packet_str(&pk[i], desc, sizeof(desc));
-				printf("# ruleset %d (seed %llu), packet %s: nft says %s, bpf says %s\n",
-				       r, seed, desc, probe_str(verdict_nft[i]),
-				       probe_str(v));
-				printf("%s", s.buf);
-			}
-		}
-		counters(cnt_bpf, sizeof(cnt_bpf));
-		if (strcmp(cnt_nft, cnt_bpf)) {
-			bad_counters++;
-			if (reported++ < 3)
-				printf("# ruleset %d (seed %llu): counters differ\n#  nft: %s\n#  bpf: %s\n%s",
-				       r, seed, cnt_nft, cnt_bpf, s.buf);
-		}
+		for (k = 0; k < n_cs; k++)
+			reported = compare(&cs[k], rules_path, &s, r, seed, pk,
+					   n_packets, verdict_oracle,
+					   cnt_oracle, reported);
 	}
 	run(out, sizeof(out), "%s flush", cgfw_bin());
 	unlink(rules_path);
-	printf("%s 1 differential: %llu (ruleset, packet) pairs, bpf verdict == nft verdict, %llu of them drops, %llu with an IPv6 extension header (seed %llu, %llu rulesets nft refused)\n",
-	       bad || errors ? "not ok" : "ok", pairs, drops, ext, seed, skipped);
-	if (errors)
-		printf("# %llu datagrams could not be sent at all\n", errors);
-	printf("%s 2 differential: counters of %d rulesets equal\n",
-	       bad_counters ? "not ok" : "ok", n_rulesets - (int)skipped);
-	return bad || bad_counters || errors;
+	for (k = 0; k < 2; k++) {
+		struct contender *c = &cs[k];
+
+		if (k >= n_cs) {
+			printf("ok %d differential: %s # SKIP this kernel has no nf_tables cgroup family (make vm-check runs it in the patched kernel)\n",
+			       ++test, c->backend);
+			printf("ok %d differential: %s counters # SKIP no cgroup family\n",
+			       ++test, c->backend);
+			continue;
+		}
+		failed |= c->bad || c->errors || c->bad_counters;
+		printf("%s %d differential: %llu (ruleset, packet) pairs, %s verdict == nft-emulated verdict, %llu of them drops, %llu with an IPv6 extension header (seed %llu, %llu rulesets nft refused)\n",
+		       c->bad || c->errors ? "not ok" : "ok", ++test, c->pairs,
+		       c->backend, c->drops, c->ext, seed, skipped);
+		if (c->errors)
+			printf("# %llu datagrams could not be sent at all\n",
+			       c->errors);
+		printf("%s %d differential: %s counters of %d rulesets equal\n",
+		       c->bad_counters ? "not ok" : "ok", ++test, c->backend,
+		       n_rulesets - (int)skipped);
+	}
+	return failed;
 }

@@ -23,16 +23,10 @@
 #include <linux/if_ether.h>
 
 #include "kselftest_harness.h"
+#include "cgfwcmd.h"
 #include "netprobe.h"
 
 static char cg_name[64], cg_path[PATH_MAX];
-
-static const char *cgfw_bin(void)
-{
-	const char *b = getenv("CGFW");
-
-	return b ? b : "build/cgfw";
-}
 
 /* Apply "chain out { egress, policy accept; RULE }"; the program's fd. */
 static int prog_for(const char *rule)
