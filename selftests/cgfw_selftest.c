@@ -724,6 +724,7 @@ TEST_F(cg, named_sets_update_in_place)
 
 TEST_F(cg, limit_and_quota)
 {
+	char out[8192];
 	int i;
 
 	ASSERT_EQ(0, apply("table cgroup t {\n"
@@ -748,6 +749,12 @@ TEST_F(cg, limit_and_quota)
 	for (i = 0; i < 3; i++)
 		EXPECT_EQ(PROBE_PASSED, udp_from(self->path, "127.0.0.1", 5033));
 	EXPECT_EQ(PROBE_EPERM, udp_from(self->path, "127.0.0.1", 5033));
+	/* a used-up quota is listed as such (the kernel reports it depleted) */
+	ASSERT_EQ(0, run(out, sizeof(out), "%s list t 2>&1", cgfw_bin()));
+	EXPECT_NE(NULL, strstr(out, "quota over 100 bytes"));
+	if (!strncmp(variant->backend, "nft-", 4))
+		EXPECT_NE(NULL, strstr(out, "quota over 100 bytes used 100 bytes"))
+			TH_LOG("%s", out);
 }
 
 /* ---- replacement, deletion, failure ---- */

@@ -427,7 +427,12 @@ out:
 	free(name);
 }
 
-/* Point set references at this batch's sets. */
+/*
+ * Make an expression read from the kernel fit to be sent back: point set
+ * references at this batch's sets, and drop a quota's "depleted" flag,
+ * which dumps report and NEWRULE refuses (EINVAL); the consumed bytes
+ * come capped at the quota, so the copy is depleted from its first packet.
+ */
 static int fix_expr(struct nftnl_expr *e, void *data)
 {
 	struct emit *em = data;
@@ -457,6 +462,10 @@ static int fix_expr(struct nftnl_expr *e, void *data)
 					   "__set%d");
 			nftnl_expr_set_u32(e, NFTNL_EXPR_OBJREF_SET_ID, id);
 		}
+	} else if (!strcmp(name, "quota")) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_QUOTA_FLAGS,
+				   nftnl_expr_get_u32(e, NFTNL_EXPR_QUOTA_FLAGS) &
+				   ~NFT_QUOTA_F_DEPLETED);
 	}
 	return 0;
 }
