@@ -58,24 +58,28 @@
 struct nft_target {
 	const char *backend;	/* as "cgfw list" names it */
 	uint16_t family;
+	const char *family_name;
 	const char *prefix;	/* of the kernel's table names */
 	bool native;		/* cgroup family: base chains bound by id */
 	bool dispatch;		/* bound chains run from cgfw_hook_C chains */
 };
 
 static const struct nft_target emul_target = {
-	.backend = "nft-emulated", .family = NFPROTO_INET, .prefix = "cgfw_",
+	.backend = "nft-emulated", .family = NFPROTO_INET,
+	.family_name = "inet", .prefix = "cgfw_",
 	.dispatch = true,
 };
 
 static const struct nft_target native_target = {
-	.backend = "nft-native", .family = NFPROTO_CGROUP, .prefix = "",
+	.backend = "nft-native", .family = NFPROTO_CGROUP,
+	.family_name = "cgroup", .prefix = "",
 	.native = true,
 };
 
 /* Tables cgfw renders for nft to print (native_render) */
 static const struct nft_target render_target = {
-	.backend = "render", .family = NFPROTO_INET, .prefix = "",
+	.backend = "render", .family = NFPROTO_INET,
+	.family_name = "inet", .prefix = "",
 };
 
 /* libnftnl's destructors do not take NULL */
@@ -950,46 +954,54 @@ static int fold_policy(char **text, const char *chain)
 	return 0;
 }
 
-static int emul_list(struct cgfw_ctx *ctx, const char *name,
-		     struct cgfw_listing *l)
+/* nft's text of the installed table @kname, with live counters */
+typedef int (*table_text_fn)(struct cgfw_ctx *ctx, const char *kname,
+			     char **text);
+
+/*
+ * cgfw list for the tables of @tg: their bound chains from a chain dump
+ * (@chain_cb fills a struct chain_dump), their text from @table_text.
+ */
+static int nft_list(struct cgfw_ctx *ctx, const char *name,
+		    struct cgfw_listing *l, const struct nft_target *tg,
+		    mnl_cb_t chain_cb, table_text_fn table_text)
 {
-	char buf[MNL_SOCKET_BUFFER_SIZE], cmd[NFT_NAME_MAXLEN + 32];
+	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct inst_table t;
 	struct chain_dump cd;
 	struct nlmsghdr *nlh;
 	struct mnl_socket *nl;
 	struct owned_list ol;
 	const char *uname;
-	size_t i;
+	size_t i, j;
 	int ret;
 
 	ret = nl_open(ctx, &nl);
 	if (ret)
 		return ret;
-	ret = owned_tables(nl, &emul_target, &ol);
+	ret = owned_tables(nl, tg, &ol);
 	for (i = 0; !ret && i < ol.n; i++) {
-		uname = ol.v[i].kname + strlen(emul_target.prefix);
+		uname = ol.v[i].kname + strlen(tg->prefix);
 		if (name && strcmp(name, uname))
 			continue;
 		memset(&t, 0, sizeof(t));
-		t.backend = emul_target.backend;
-		t.policy_rule = true;
+		t.backend = tg->backend;
+		/* the emulation runs a chain's policy as a rule */
+		t.policy_rule = tg->dispatch;
 		t.name = strdup(uname);
-		if (asprintf(&t.kernel_name, "inet %s", ol.v[i].kname) < 0)
+		if (asprintf(&t.kernel_name, "%s %s", tg->family_name,
+			     ol.v[i].kname) < 0)
 			t.kernel_name = NULL;
 		ret = t.name && t.kernel_name ? 0 : -ENOMEM;
 		cd = (struct chain_dump){ .kname = ol.v[i].kname, .t = &t };
 		if (!ret) {
 			nlh = nftnl_nlmsg_build_hdr(buf, NFT_MSG_GETCHAIN,
-						    NFPROTO_INET, NLM_F_DUMP,
-						    1);
-			ret = nl_dump(nl, nlh, chain_dump_cb, &cd);
+						    tg->family, NLM_F_DUMP, 1);
+			ret = nl_dump(nl, nlh, chain_cb, &cd);
 			ret = cd.err ? : ret;
 		}
-		/* nft's own listing: nft syntax with live counters */
-		snprintf(cmd, sizeof(cmd), "list table inet %s", ol.v[i].kname);
-		ret = ret ? : nft_list_text(cmd, &t.nft_text);
-		for (size_t j = 0; !ret && j < t.n_chains; j++)
+		ret = ret ? : table_text(ctx, ol.v[i].kname, &t.nft_text);
+		for (j = 0; !ret && tg->dispatch && j < t.n_chains; j++)
 			ret = fold_policy(&t.nft_text, t.chains[j].name);
 		ret = ret ? : listing_add(l, &t);
 		if (ret)
@@ -1003,32 +1015,57 @@ static int emul_list(struct cgfw_ctx *ctx, const char *name,
 	return ret;
 }
 
-static int emul_set_decl(struct cgfw_ctx *ctx, const char *table,
-			 const char *set, char **decl)
+/* The declaration of set @set of the user's table @table, as nft prints it */
+static int nft_set_decl(struct cgfw_ctx *ctx, const char *table,
+			const char *set, char **decl,
+			const struct nft_target *tg, table_text_fn table_text)
 {
-	char kname[NFT_NAME_MAXLEN + 8], cmd[2 * NFT_NAME_MAXLEN + 32];
+	char kname[NFT_NAME_MAXLEN + 8], *listing = NULL;
 	struct mnl_socket *nl;
 	struct owned_list ol;
-	char *listing = NULL;
 	int ret;
 
-	snprintf(kname, sizeof(kname), "%s%s", emul_target.prefix, table);
+	snprintf(kname, sizeof(kname), "%s%s", tg->prefix, table);
 	ret = nl_open(ctx, &nl);
 	if (ret)
 		return ret;
-	ret = owned_tables(nl, &emul_target, &ol);
+	ret = owned_tables(nl, tg, &ol);
 	mnl_socket_close(nl);
 	if (!ret && !owned_has(&ol, kname))
 		ret = -ENOENT;
 	owned_release(&ol);
+	ret = ret ? : table_text(ctx, kname, &listing);
 	if (ret)
 		return ret;
-	snprintf(cmd, sizeof(cmd), "list set inet %s %s", kname, set);
-	if (nft_list_text(cmd, &listing))
-		return -ENOENT;
+	/* the text is nft's "table inet KNAME { ... }" */
 	*decl = set_decl_from_listing(listing, kname, set);
 	free(listing);
 	return *decl ? 0 : -ENOENT;
+}
+
+static int emul_table_text(struct cgfw_ctx *ctx, const char *kname,
+			   char **text)
+{
+	char cmd[NFT_NAME_MAXLEN + 32];
+
+	(void)ctx;
+	/* nft's own listing: nft syntax with live counters */
+	snprintf(cmd, sizeof(cmd), "list table inet %s", kname);
+	return nft_list_text(cmd, text);
+}
+
+static int emul_list(struct cgfw_ctx *ctx, const char *name,
+		     struct cgfw_listing *l)
+{
+	return nft_list(ctx, name, l, &emul_target, chain_dump_cb,
+			emul_table_text);
+}
+
+static int emul_set_decl(struct cgfw_ctx *ctx, const char *table,
+			 const char *set, char **decl)
+{
+	return nft_set_decl(ctx, table, set, decl, &emul_target,
+			    emul_table_text);
 }
 
 /*
@@ -1285,73 +1322,15 @@ out:
 static int native_list(struct cgfw_ctx *ctx, const char *name,
 		       struct cgfw_listing *l)
 {
-	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct inst_table t;
-	struct chain_dump cd;
-	struct nlmsghdr *nlh;
-	struct mnl_socket *nl;
-	struct owned_list ol;
-	size_t i;
-	int ret;
-
-	ret = nl_open(ctx, &nl);
-	if (ret)
-		return ret;
-	ret = owned_tables(nl, &native_target, &ol);
-	for (i = 0; !ret && i < ol.n; i++) {
-		if (name && strcmp(name, ol.v[i].kname))
-			continue;
-		memset(&t, 0, sizeof(t));
-		t.backend = native_target.backend;
-		t.name = strdup(ol.v[i].kname);
-		if (asprintf(&t.kernel_name, "cgroup %s", ol.v[i].kname) < 0)
-			t.kernel_name = NULL;
-		ret = t.name && t.kernel_name ? 0 : -ENOMEM;
-		cd = (struct chain_dump){ .kname = ol.v[i].kname, .t = &t };
-		if (!ret) {
-			nlh = nftnl_nlmsg_build_hdr(buf, NFT_MSG_GETCHAIN,
-						    NFPROTO_CGROUP, NLM_F_DUMP,
-						    1);
-			ret = nl_dump(nl, nlh, native_chain_cb, &cd);
-			ret = cd.err ? : ret;
-		}
-		ret = ret ? : native_render(ctx, ol.v[i].kname, &t.nft_text);
-		ret = ret ? : listing_add(l, &t);
-		if (ret)
-			inst_table_release(&t);
-	}
-	if (ret)
-		ctx_err(ctx, "cannot read the installed tables: %s",
-			strerror(-ret));
-	owned_release(&ol);
-	mnl_socket_close(nl);
-	return ret;
+	return nft_list(ctx, name, l, &native_target, native_chain_cb,
+			native_render);
 }
 
 static int native_set_decl(struct cgfw_ctx *ctx, const char *table,
 			   const char *set, char **decl)
 {
-	char cmd[2 * NFT_NAME_MAXLEN + 32], *listing = NULL;
-	struct mnl_socket *nl;
-	struct owned_list ol;
-	int ret;
-
-	ret = nl_open(ctx, &nl);
-	if (ret)
-		return ret;
-	ret = owned_tables(nl, &native_target, &ol);
-	mnl_socket_close(nl);
-	if (!ret && !owned_has(&ol, table))
-		ret = -ENOENT;
-	owned_release(&ol);
-	ret = ret ? : native_render(ctx, table, &listing);
-	if (ret)
-		return ret;
-	snprintf(cmd, sizeof(cmd), "\tset %s {", set);
-	*decl = strstr(listing, cmd) ?
-		set_decl_from_listing(listing, table, set) : NULL;
-	free(listing);
-	return *decl ? 0 : -ENOENT;
+	return nft_set_decl(ctx, table, set, decl, &native_target,
+			    native_render);
 }
 
 static bool zero_key(const void *key, uint32_t len)
