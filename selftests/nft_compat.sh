@@ -1,7 +1,8 @@
 #!/bin/bash
 # What Debian's nft 1.0.6, which predates the cgroup family, does while
 # cgroup-family tables exist: it must not crash, and it must not remove
-# them (kernel-patches/: requests for all families leave the family out).
+# them (kernel-patches/: requests for all families leave the family out,
+# the family's events have their own multicast group).
 # Runs where the kernel has the family (make check's guest); skips here.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -25,8 +26,33 @@ table cgroup t {
 	}
 }
 EOF
+# nft monitor, from before cgfw's table to after it: the family's events go
+# to a multicast group of their own (1.0.6 crashed on them)
+nft monitor > "$work/mon" 2>&1 &
+mon=$!
+seen() {	# a line of the monitor's output, within 10 s
+	for _ in $(seq 100); do
+		grep -q "$1" "$work/mon" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+subscribed() {	# events made until the monitor shows one
+	for _ in $(seq 50); do
+		nft add table inet probe && nft delete table inet probe
+		seen 'add table inet probe' && return 0
+	done
+	return 1
+}
+check "nft monitor listens" subscribed
 check "cgfw applies a native table" "$CGFW" apply -b nft-native "$work/t.nft"
 check "nft makes a table of its own" nft add table inet mine
+check "nft monitor reports it, after cgfw's changes" seen 'add table inet mine'
+check "nft monitor did not crash" kill -0 "$mon"
+check "nft monitor saw none of the cgroup family's events" \
+	bash -c "! grep -v -e 'table inet probe' -e 'table inet mine' -e '^# new generation' '$work/mon'"
+kill "$mon" 2>/dev/null
+wait "$mon" 2>/dev/null
 check "nft list ruleset does not crash, and shows nft's tables only" \
 	bash -c "nft list ruleset > '$work/out' && grep -q '^table inet mine' '$work/out' &&
 		 ! grep -q '^table .* t ' '$work/out'"
