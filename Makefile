@@ -138,7 +138,8 @@ vm-check-debug: deps vm-deps
 # more configuration; results printed (the guest cannot write the checkout).
 vm-bench: deps vm-deps
 	$(Q)$(MAKE) --no-print-directory $(CGFW) $(BUILD)/bench/cgfw_bench
-	$(Q)tools/vm/run.sh -t 3600 BENCH_OUT=/tmp/bench bench/run.sh $(BUILD)
+	$(Q)tools/vm/run.sh -t 3600 BENCH_OUT=/tmp/bench BENCH_RULES='"1 2048"' \
+		bench/run.sh $(BUILD)
 
 $(BUILD)/%.o: %.c
 	$(call msg,CC,$@)

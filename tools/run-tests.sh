@@ -19,7 +19,7 @@ run_one() {
 	"$@" >"$log" 2>&1
 	rc=$?
 	# the test's own TAP lines, plus every failure's context
-	grep -E '^(not ok|ok) |^# .*(Expected|SKIP|failed|FAIL)' "$log" | sed 's/^/  /'
+	grep -E '^(not ok|ok) |^# .*(Expected|SKIP|failed|FAIL|timeout)' "$log" | sed 's/^/  /'
 	s=$(grep -cE '^ok [0-9]+ .*# SKIP' "$log")
 	p=$(( $(grep -cE '^ok [0-9]+ ' "$log") - s ))
 	f=$(grep -cE '^not ok [0-9]+ ' "$log")
