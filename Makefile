@@ -39,7 +39,7 @@ DEB_PKGS := gcc make pkg-config libnftnl-dev libmnl-dev libnftables-dev \
 	nftables libbpf-dev libelf-dev bpftool iproute2 linux-source-6.12 \
 	xz-utils python3 python3-docutils util-linux procps coreutils
 
-LIB_SRCS := $(wildcard userspace/lib/*.c userspace/lib/bpf/*.c)
+LIB_SRCS := $(wildcard userspace/lib/*.c userspace/lib/*/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 LIB_A := $(BUILD)/libcgfw.a
 LIB_SO := $(BUILD)/libcgfw.so.0
@@ -144,7 +144,7 @@ vm-bench: deps vm-deps
 $(BUILD)/%.o: %.c
 	$(call msg,CC,$@)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(ALL_CFLAGS) -Iselftests -fPIC -fvisibility=hidden -c $< -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) -Iuserspace/lib -fPIC -fvisibility=hidden -c $< -o $@
 
 $(LIB_A): $(LIB_OBJS)
 	$(call msg,AR,$@)

@@ -2,7 +2,9 @@
 /* Choosing a backend, and the operations over all of them. */
 #include <stdlib.h>
 
-#include "internal.h"
+#include "backend.h"
+#include "bpf/table.h"
+#include "nft/nft.h"
 
 /* Every backend that can hold tables, for delete, flush and list. */
 static const struct backend_ops *const all_backends[] = {

@@ -13,7 +13,9 @@
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
 
-#include "internal.h"
+#include "nft/nft.h"
+#include "front/compile.h"
+#include "nl/netlink.h"
 
 static int fs_mount(const char *fstype, char *buf, size_t size)
 {

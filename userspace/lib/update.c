@@ -14,7 +14,9 @@
 #include <libnftnl/set.h>
 #include <nftables/libnftables.h>
 
-#include "internal.h"
+#include "backend.h"
+#include "front/compile.h"
+#include "update.h"
 
 
 /*

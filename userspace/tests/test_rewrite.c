@@ -8,7 +8,7 @@
 #include <stdlib.h>
 
 #include "kselftest_harness.h"
-#include "internal.h"
+#include "front/rewrite.h"
 
 struct rw_case {
 	struct cgfw_ctx *ctx;

@@ -12,7 +12,8 @@
 #include <stdint.h>
 #include <linux/bpf.h>
 
-#include "../internal.h"
+#include "backend.h"
+#include "front/ir.h"
 
 /* Instruction builders, in the style of the kernel's filter.h. */
 #define I_ALU64_IMM(OP, DST, IMM)					\

@@ -28,7 +28,7 @@
 #include <libnftnl/set.h>
 #include <linux/netfilter.h>
 
-#include "prog.h"
+#include "bpf/table.h"
 
 #define BPFFS "/sys/fs/bpf"
 #define PIN_ROOT BPFFS "/cgfw"

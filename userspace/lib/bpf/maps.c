@@ -16,7 +16,7 @@
 #include <libnftnl/set.h>
 #include <linux/netfilter/nf_tables.h>
 
-#include "prog.h"
+#include "bpf/table.h"
 
 /* Anonymous sets of at most this many exact keys are compared inline. */
 #define INLINE_SET_MAX 8

@@ -18,7 +18,7 @@
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/nf_tables.h>
 
-#include "internal.h"
+#include "nl/netlink.h"
 
 #define BATCH_PAGE (1 << 20)
 

@@ -9,10 +9,10 @@
  * transport header offset (-1: none, as for a later fragment), r9 the layer
  * 4 protocol (-1: unknown); nft's 16 32-bit registers live on the stack.
  */
-#ifndef CGFW_BPF_PROG_H
-#define CGFW_BPF_PROG_H
+#ifndef CGFW_BPF_TABLE_H
+#define CGFW_BPF_TABLE_H
 
-#include "emit.h"
+#include "bpf/emit.h"
 
 /* A map a program uses: a set of the table, or the counters. */
 struct bpf_map_spec {
@@ -61,6 +61,9 @@ struct bpf_table {
 	size_t n_progs;
 };
 
+/* Can the bpf backend compile every table of @rs? (no kernel change) */
+int bpf_check(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs);
+
 /* Compile @t into programs and map specifications; errors in ctx. */
 int bpf_table_compile(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 		      const struct ir_table *t, struct bpf_table *out);
@@ -99,4 +102,4 @@ int bpf_table_pin(struct cgfw_ctx *ctx, struct bpf_table *bt, const char *dir,
 /* The map index a BPF_PSEUDO_MAP_FD load refers to before loading. */
 #define MAP_IDX_BIAS 0x40000000
 
-#endif /* CGFW_BPF_PROG_H */
+#endif /* CGFW_BPF_TABLE_H */

@@ -3,7 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "base/ctx.h"
+#include "front/cgroup.h"
 
 CGFW_API int cgfw_ctx__new(struct cgfw_ctx **out,
 			   const struct cgfw_ctx_opts *opts)

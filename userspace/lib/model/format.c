@@ -15,7 +15,7 @@
 
 #include <linux/netfilter.h>
 
-#include "internal.h"
+#include "model/model.h"
 
 struct printer {
 	struct strbuf *sb;

@@ -17,7 +17,7 @@
 
 #include <nftables/libnftables.h>
 
-#include "internal.h"
+#include "front/compile.h"
 
 int netns_enter_shadow(struct cgfw_ctx *ctx, int *saved)
 {

@@ -10,7 +10,7 @@
 
 #include <bpf/libbpf.h>
 
-#include "bpf/prog.h"
+#include "bpf/table.h"
 
 static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 {

@@ -18,7 +18,9 @@
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
 
-#include "internal.h"
+#include "front/compile.h"
+#include "front/ir.h"
+#include "nl/netlink.h"
 
 struct rb_state {
 	uint16_t family;

@@ -22,7 +22,7 @@
 
 #include <bpf/btf.h>
 
-#include "prog.h"
+#include "bpf/table.h"
 
 #ifndef EM_BPF
 #define EM_BPF 247

@@ -2,8 +2,9 @@
 /* A growable, always NUL-terminated string. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-#include "internal.h"
+#include "base/strbuf.h"
 
 void sb_init(struct strbuf *sb)
 {

@@ -14,7 +14,9 @@
 #include <libnftnl/set.h>
 #include <linux/netfilter.h>
 
-#include "internal.h"
+#include "front/compile.h"
+#include "front/ir.h"
+#include "front/rewrite.h"
 
 /* Rule files are text written by people; anything larger is a mistake. */
 #define CGFW_MAX_INPUT (16u << 20)

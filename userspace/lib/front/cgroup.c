@@ -9,7 +9,7 @@
 #include <sys/sysmacros.h>
 #include <linux/magic.h>
 
-#include "internal.h"
+#include "front/cgroup.h"
 
 /* mountinfo escapes blanks and backslashes as \ooo. */
 static void unescape(char *s)

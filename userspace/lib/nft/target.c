@@ -46,7 +46,10 @@
 #include <linux/netfilter/nfnetlink.h>
 #include <nftables/libnftables.h>
 
-#include "internal.h"
+#include "backend.h"
+#include "front/compile.h"
+#include "nft/nft.h"
+#include "nl/netlink.h"
 
 #define CHAIN_PREFIX	"cgfw_"		/* reserved for the chains below */
 #define HOOK_PREFIX	"cgfw_hook_"	/* the base chain of a bound chain */

@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "front/rewrite.h"
 
 enum tok_type {
 	T_EOF,

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The library context: errors with their place in the input, logging. */
+#ifndef CGFW_BASE_CTX_H
+#define CGFW_BASE_CTX_H
+
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cgfw/cgfw.h>
+
+#include "base/strbuf.h"
+
+/* A place in the user's input: 1-based line and columns. */
+struct cgfw_loc {
+	unsigned int line;
+	unsigned int col;
+	unsigned int col_end;	/* inclusive; == col for one character */
+};
+
+/* The source a ruleset was compiled from: kept for error messages. */
+struct cgfw_source {
+	char *name;	/* as shown in messages */
+	char *text;	/* NUL-terminated copy of the input */
+	size_t len;
+};
+
+struct cgfw_ctx {
+	cgfw_print_fn print;
+	void *print_data;
+	enum cgfw_log_level log_level;
+	struct strbuf err;	/* messages of the current call's failure */
+};
+
+/* Start a library call: forget the previous call's error. */
+void ctx_reset(struct cgfw_ctx *ctx);
+/* Add an error message without a place in the input. */
+void ctx_err(struct cgfw_ctx *ctx, const char *fmt, ...) __printf(2, 3);
+/* Add "FILE:L:C-C: Error: msg" plus the source line and carets. */
+void ctx_err_at(struct cgfw_ctx *ctx, const struct cgfw_source *src,
+		const struct cgfw_loc *loc, const char *fmt, ...)
+	__printf(4, 5);
+
+/* Return -err with errno set, as every exported int function does. */
+static inline int libcgfw_err(int ret)
+{
+	if (ret < 0)
+		errno = -ret;
+	return ret;
+}
+
+#endif /* CGFW_BASE_CTX_H */

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* A growable string, always NUL-terminated once anything was added. */
+#ifndef CGFW_BASE_STRBUF_H
+#define CGFW_BASE_STRBUF_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "base/list.h"
+
+struct strbuf {
+	char *buf;
+	size_t len, cap;
+	bool oom;	/* an append failed; buf holds what fit */
+};
+
+void sb_init(struct strbuf *sb);
+void sb_release(struct strbuf *sb);
+void sb_addn(struct strbuf *sb, const char *s, size_t n);
+void sb_adds(struct strbuf *sb, const char *s);
+void sb_addf(struct strbuf *sb, const char *fmt, ...) __printf(2, 3);
+void sb_vaddf(struct strbuf *sb, const char *fmt, va_list ap);
+/* Give the buffer away (NUL-terminated) or NULL if an append failed. */
+char *sb_detach(struct strbuf *sb);
+
+#endif /* CGFW_BASE_STRBUF_H */

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Rewrite: the cgroup family into inet, with lines and columns kept. */
+#ifndef CGFW_FRONT_REWRITE_H
+#define CGFW_FRONT_REWRITE_H
+
+#include <stdbool.h>
+
+#include "base/ctx.h"
+#include "front/cgroup.h"
+
+/* What the rewrite learnt about one chain of the user's file. */
+struct rw_chain {
+	struct list_head list;
+	char *table;
+	char *name;
+	struct cgfw_loc loc;		/* the chain's name */
+	bool bound;			/* has "hook ingress|egress cgroup" */
+	enum cgfw_dir dir;
+	char *cgroup_path;		/* as written, unquoted */
+	struct cgfw_loc cgroup_loc;	/* the quoted path */
+	struct cgfw_loc *rule_locs;	/* rules in source order */
+	size_t n_rules, cap_rules;
+	bool order_unknown;		/* insert/replace/position used */
+};
+
+struct rw_table {
+	struct list_head list;
+	char *name;
+	struct cgfw_loc loc;
+};
+
+/* An "add element" or "delete element" command of the user's file. */
+struct rw_elem_cmd {
+	struct list_head list;
+	bool del;
+	char *table;
+	char *set;
+	size_t start, end;	/* its bytes in the text */
+	size_t rest;		/* where the elements start, after the set */
+	struct cgfw_loc loc;	/* its first word */
+};
+
+struct rw_result {
+	char *text;		/* the rewritten input, same lines */
+	size_t len;
+	struct list_head tables;	/* struct rw_table */
+	struct list_head chains;	/* struct rw_chain */
+	struct list_head elem_cmds;	/* struct rw_elem_cmd */
+	bool has_other;		/* a statement that is not an element command */
+	struct cgfw_loc other_loc;	/* the first of them */
+};
+
+int rewrite(struct cgfw_ctx *ctx, const struct cgfw_source *src,
+	    struct rw_result *out);
+void rw_result_release(struct rw_result *rw);
+struct rw_chain *rw_find_chain(const struct rw_result *rw, const char *table,
+			       const char *chain);
+
+#endif /* CGFW_FRONT_REWRITE_H */

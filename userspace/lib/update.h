@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Element commands on installed sets, compiled by nft, for the backends. */
+#ifndef CGFW_UPDATE_H
+#define CGFW_UPDATE_H
+
+#include "base/list.h"
+#include "front/rewrite.h"
+
+struct nftnl_set;
+
+/* One named set an update touches. */
+struct upd_set {
+	struct list_head list;
+	char *table, *set;
+	const struct cgfw_loc *loc;	/* the first command naming it */
+	char *decl;			/* "set S { type ...; }" */
+	struct nftnl_set *add, *del;	/* elements compiled by nft */
+};
+
+struct upd_cmds {
+	struct cgfw_source src;
+	struct rw_result rw;
+	struct list_head sets;	/* struct upd_set */
+};
+
+/* "set S { ... }" of table @table in nft's listing, elements left out */
+char *set_decl_from_listing(const char *listing, const char *table,
+			    const char *set);
+
+#endif /* CGFW_UPDATE_H */
