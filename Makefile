@@ -50,7 +50,7 @@ KSRC_TAR := /usr/src/linux-source-6.12.tar.xz
 KSFT := $(BUILD)/ksft
 KSFT_H := $(KSFT)/kselftest_harness.h
 # what the test programs and the benchmark share
-PROBE_H := selftests/netprobe.h selftests/cgfwcmd.h
+PROBE_H := selftests/netprobe.h selftests/cgfwcmd.h selftests/listjson.h
 
 TEST_PROGS := $(BUILD)/tests/test_rewrite $(BUILD)/tests/cgfw_selftest \
 	$(BUILD)/tests/difftest $(BUILD)/tests/testrun \

@@ -71,8 +71,8 @@ head -c 4096 /dev/urandom > "$work/binary.nft"
 printf 'table cgroup t {\x00}\n' >> "$work/binary.nft"
 expect "binary file" 1 "binary\\.nft:[0-9]+:[0-9]+: Error: the input is not text" -- "$CGFW" apply "$work/binary.nft"
 
-head -c $((100 << 20)) /dev/zero | tr '\0' '#' > "$work/huge.nft"
-expect "100 MB file" 1 "larger than 16 MiB" -- "$CGFW" apply "$work/huge.nft"
+head -c $((300 << 20)) /dev/zero | tr '\0' '#' > "$work/huge.nft"
+expect "300 MB file" 1 "larger than 256 MiB" -- "$CGFW" apply "$work/huge.nft"
 rm -f "$work/huge.nft"
 
 expect "file that does not exist" 1 "cannot open .*/nope\\.nft: No such file" -- "$CGFW" apply "$work/nope.nft"

@@ -33,6 +33,7 @@
 #undef TEST_TIMEOUT_DEFAULT
 #define TEST_TIMEOUT_DEFAULT 300
 #include "cgfwcmd.h"
+#include "listjson.h"
 #include "netprobe.h"
 
 #define WAIT_MS 300	/* how long "nothing arrived" is waited for */
@@ -303,32 +304,38 @@ static const char *counting_backend;
 static long long counter_of(const char *table, const char *chain, int idx,
 			    bool policy)
 {
-	char out[65536], key[300];
-	const char *p = out;
-	long long n = -1;
+	static char out[1 << 20];
+	bool mine = !counting_backend;
+	const char *v = NULL;
+	struct jobj *o;
+	size_t n, i;
+	long long r = -1;
 
-	if (run(out, sizeof(out), "%s list -j %s", cgfw_bin(), table))
+	if (run(out, sizeof(out), "%s list -j %s", cgfw_bin(), table) ||
+	    jobjs_read(out, &o, &n))
 		return -1;
-	if (counting_backend) {
-		snprintf(key, sizeof(key), "\"backend\":\"%s\"",
-			 counting_backend);
-		p = strstr(out, key);
-		if (!p)
-			return -1;
+	for (i = 0; i < n && !v; i++) {
+		/* the objects after a table are that table's */
+		if (jget(&o[i], "table.name")) {
+			mine = !counting_backend ||
+			       jis(&o[i], "table.cgfw.backend",
+				   counting_backend);
+			continue;
+		}
+		if (!mine)
+			continue;
+		if (policy && jis(&o[i], "chain.name", chain))
+			v = jget(&o[i], "chain.cgfw.policy_counter.packets");
+		else if (!policy && jis(&o[i], "rule.chain", chain) &&
+			 jget(&o[i], "rule.cgfw.counter.packets") &&
+			 !idx--)
+			v = jget(&o[i], "rule.cgfw.counter.packets");
 	}
-	snprintf(key, sizeof(key), "{\"name\":\"%s\",", chain);
-	p = strstr(p, key);
-	if (!p)
-		return -1;
-	if (policy) {
-		p = strstr(p, "\"policy_counter\":{\"packets\":");
-	} else {
-		for (p = strstr(p, "\"rules\":["); p && idx-- >= 0;)
-			p = strstr(p + 1, "\"counter\":{\"packets\":");
-	}
-	if (p)
-		sscanf(strchr(strchr(p, '{'), ':') + 1, "%lld", &n);
-	return n;
+	if (v)
+		r = strtoll(v, NULL, 10);
+	jobjs_free(o, n);
+	(void)table;
+	return r;
 }
 
 FIXTURE_SETUP(cg)

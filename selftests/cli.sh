@@ -25,16 +25,22 @@ check "apply, then list shows the cgroup family and the hook" \
 		 '$CGFW' list web | grep -qF 'type filter hook egress cgroup \"$root/$cg\" priority 0; policy drop;'"
 check "list hides the emulation's own chains" \
 	bash -c "! '$CGFW' list | grep -q cgfw_hook_"
-check "list -j is JSON with chains, rules and counters" \
+check "list -j is nft's JSON schema with cgfw's additions: tables, sets, chains, rules, counters" \
 	bash -c "'$CGFW' list -j | python3 -c '
 import json, sys
-d = json.load(sys.stdin)
-t = d[\"tables\"][0]
-assert t[\"family\"] == \"cgroup\" and t[\"name\"] == \"web\"
-c = {c[\"name\"]: c for c in t[\"chains\"]}
+d = json.load(sys.stdin)[\"nftables\"]
+assert d[0][\"metainfo\"][\"json_schema_version\"] == 1
+t = [o[\"table\"] for o in d if \"table\" in o][0]
+assert t[\"family\"] == \"cgroup\" and t[\"name\"] == \"web\" and t[\"cgfw\"][\"backend\"]
+c = {o[\"chain\"][\"name\"]: o[\"chain\"] for o in d if \"chain\" in o}
 assert c[\"egress\"][\"hook\"] == \"egress\" and c[\"egress\"][\"policy\"] == \"drop\"
-assert c[\"egress\"][\"rules\"][0][\"counter\"][\"packets\"] == 0
-assert t[\"sets\"][0][\"name\"] == \"resolvers\"'"
+assert c[\"egress\"][\"cgfw\"][\"binding\"] == \"bound\"
+r = [o[\"rule\"] for o in d if \"rule\" in o and o[\"rule\"][\"chain\"] == \"egress\"]
+assert r[0][\"cgfw\"][\"counter\"][\"packets\"] == 0
+assert r[1][\"cgfw\"][\"text\"] == \"tcp dport { 80, 443 } counter accept\"
+s = [o[\"set\"] for o in d if \"set\" in o][0]
+assert s[\"name\"] == \"resolvers\" and s[\"type\"] == \"ipv4_addr\"
+assert sorted(s[\"elem\"]) == [\"192.0.2.53\", \"198.51.100.53\"]'"
 check "list of a table cgfw did not install fails" \
 	bash -c "! '$CGFW' list nope 2>/dev/null"
 check "help exits 0 and names every command" \

@@ -34,6 +34,7 @@
 
 #include "cgfwcmd.h"
 #include "netprobe.h"
+#include "listjson.h"
 
 static uint64_t rng_state;
 
@@ -328,32 +329,30 @@ static int send_packet(const struct packet *p)
  */
 static int counters(char *buf, size_t size)
 {
-	static char out[1 << 16];
-	char *p, *next, name[64];
-	size_t len = 0;
-	unsigned long long pk, by;
+	static char out[1 << 20];
+	const char *chain, *pk, *by;
+	struct jobj *o;
+	size_t n, i, len = 0;
 
-	if (run(out, sizeof(out), "%s list -j t", cgfw_bin()))
+	if (run(out, sizeof(out), "%s list -j t", cgfw_bin()) ||
+	    jobjs_read(out, &o, &n))
 		return -1;
 	buf[0] = '\0';
-	p = strstr(out, "\"chains\":[");
-	while (p && (p = strstr(p, "{\"name\":\""))) {
-		sscanf(p + 9, "%63[^\"]", name);
-		next = strstr(p + 1, "{\"name\":\"");
-		len += snprintf(buf + len, size - len, "%s:", name);
-		for (char *c = p; (c = strstr(c, "\"packets\":")) &&
-				  (!next || c < next); c++) {
-			if (sscanf(c, "\"packets\":%llu,\"bytes\":%llu", &pk,
-				   &by) == 2)
-				len += snprintf(buf + len, size - len,
-						" %llu/%llu", pk, by);
+	for (i = 0; i < n && len < size; i++) {
+		if ((chain = jget(&o[i], "chain.name"))) {
+			pk = jget(&o[i], "chain.cgfw.policy_counter.packets");
+			by = jget(&o[i], "chain.cgfw.policy_counter.bytes");
+			len += snprintf(buf + len, size - len, "%s policy %s/%s | ",
+					chain, pk ? pk : "-", by ? by : "-");
+		} else if ((chain = jget(&o[i], "rule.chain")) &&
+			   (pk = jget(&o[i], "rule.cgfw.counter.packets"))) {
+			by = jget(&o[i], "rule.cgfw.counter.bytes");
+			len += snprintf(buf + len, size - len, "%s %s/%s | ",
+					chain, pk, by ? by : "-");
 		}
-		len += snprintf(buf + len, size - len, " | ");
-		if (len >= size)
-			return -1;
-		p = next;
 	}
-	return 0;
+	jobjs_free(o, n);
+	return len < size ? 0 : -1;
 }
 
 static int write_rules(const char *path, const char *text)

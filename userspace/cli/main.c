@@ -110,7 +110,7 @@ static int compile_arg(struct cli *cli, int argc, char **argv, int i,
 		return usage_error(cli, current, "%s",
 				   argc - i ? "one FILE, please" :
 					      "which FILE? ('-' reads standard input)");
-	if (cgfw_ruleset__compile_file(cli->ctx, argv[i], rs))
+	if (cgfw_ruleset__compile_file(cli->ctx, argv[i], NULL, rs))
 		return lib_error(cli);
 	return EXIT_OK;
 }
@@ -217,7 +217,7 @@ static int do_update(struct cli *cli, int argc, char **argv)
 			"larger than 64 KiB; split the update, or re-apply the table");
 		return EXIT_ERROR;
 	}
-	if (cgfw_update(cli->ctx, argv[i], buf, len))
+	if (cgfw_update(cli->ctx, argv[i], buf, len, NULL))
 		return lib_error(cli);
 	return EXIT_OK;
 }
@@ -234,9 +234,11 @@ static int do_list(struct cli *cli, int argc, char **argv)
 		return ret;
 	if (argc - i > 1)
 		return usage_error(cli, current, "%s", "at most one TABLE");
-	if (cgfw_listing__new(cli->ctx, argc - i ? argv[i] : NULL, &l))
+	CGFW_OPTS(cgfw_list_opts, lo, .table = argc - i ? argv[i] : NULL);
+	CGFW_OPTS(cgfw_format_opts, fo, .json = o.json);
+	if (cgfw_listing__new(cli->ctx, &lo, &l))
 		return lib_error(cli);
-	if (cgfw_listing__format(l, o.json, &text))
+	if (cgfw_listing__format(l, &fo, &text))
 		ret = lib_error(cli);
 	else
 		fputs(text, stdout);
@@ -275,28 +277,10 @@ static int do_flush(struct cli *cli, int argc, char **argv)
 	return EXIT_OK;
 }
 
-static void status_line(bool json, bool *first, const char *key,
-			const char *label, const char *value, bool flag,
-			bool is_flag)
-{
-	if (json) {
-		printf("%s\"%s\":", *first ? "" : ",", key);
-		if (is_flag)
-			printf("%s", flag ? "true" : "false");
-		else
-			printf("\"%s\"", value);
-	} else if (is_flag) {
-		printf("%-36s %s\n", label, flag ? "yes" : "no");
-	} else {
-		printf("%-36s %s\n", label, *value ? value : "not mounted");
-	}
-	*first = false;
-}
-
 static int do_status(struct cli *cli, int argc, char **argv)
 {
 	CGFW_OPTS(cgfw_status, st);
-	bool first = true;
+	char *text = NULL;
 	struct opts o;
 	int i, ret;
 
@@ -305,30 +289,12 @@ static int do_status(struct cli *cli, int argc, char **argv)
 		return ret;
 	if (argc - i)
 		return usage_error(cli, current, "unexpected '%s'", argv[i]);
-	if (cgfw_status__probe(cli->ctx, &st))
+	CGFW_OPTS(cgfw_format_opts, fo, .json = o.json);
+	if (cgfw_status__probe(cli->ctx, &st) ||
+	    cgfw_status__format(&st, &fo, &text))
 		return lib_error(cli);
-	if (o.json)
-		printf("{");
-	status_line(o.json, &first, "cgroup2_mount", "cgroup2 mount:",
-		    st.cgroup2_mount, false, false);
-	status_line(o.json, &first, "bpffs_mount", "bpffs mount:",
-		    st.bpffs_mount, false, false);
-	status_line(o.json, &first, "nf_tables", "nf_tables:", NULL,
-		    st.nft_available, true);
-	status_line(o.json, &first, "nft_cgroup_family",
-		    "nft cgroup family (native):", NULL, st.nft_cgroup_family,
-		    true);
-	status_line(o.json, &first, "nft_socket_cgroupv2",
-		    "nft socket cgroupv2:", NULL, st.nft_socket_cgroupv2, true);
-	status_line(o.json, &first, "bpf_cgroup_skb", "bpf CGROUP_SKB:", NULL,
-		    st.bpf_cgroup_skb, true);
-	status_line(o.json, &first, "bpf_backend_built", "bpf backend built:",
-		    NULL, st.bpf_backend_built, true);
-	status_line(o.json, &first, "privileged",
-		    "privileged (NET_ADMIN, SYS_ADMIN):", NULL, st.privileged,
-		    true);
-	if (o.json)
-		printf("}\n");
+	fputs(text, stdout);
+	free(text);
 	return EXIT_OK;
 }
 
@@ -361,6 +327,7 @@ static int do_help(struct cli *cli, int argc, char **argv)
 	for (c = cmds; c->name; c++)
 		printf("  %s %-9s %s\n      %s\n", cli->prog, c->name, c->usage,
 		       c->help);
+	printf("\n  %s --version\n", cli->prog);
 	printf("\nExit status: 0 success, 1 error, 2 bad usage. See cgfw(8).\n");
 	return EXIT_OK;
 }
@@ -368,8 +335,8 @@ static int do_help(struct cli *cli, int argc, char **argv)
 static void print_cb(enum cgfw_log_level level, const char *msg, void *data)
 {
 	(void)data;
-	fprintf(stderr, "cgfw: %s: %s\n",
-		level == CGFW_LOG_WARN ? "warning" : "info", msg);
+	fprintf(stderr, "cgfw: %s%s\n", level == CGFW_LOG_WARN ? "warning: " : "",
+		msg);
 }
 
 int main(int argc, char **argv)
@@ -384,6 +351,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))
 		return do_help(&cli, 0, NULL);
+	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
+		printf("cgfw %s (libcgfw %s)\n", CGFW_VERSION, cgfw_version());
+		return EXIT_OK;
+	}
 	for (c = cmds; c->name; c++)
 		if (!strcmp(c->name, argv[1]))
 			break;
@@ -393,7 +364,7 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	CGFW_OPTS(cgfw_ctx_opts, copts, .print = print_cb,
-		  .log_level = CGFW_LOG_WARN);
+		  .log_level = CGFW_LOG_INFO);
 	if (cgfw_ctx__new(&cli.ctx, &copts)) {
 		fprintf(stderr, "cgfw: %s\n", strerror(errno));
 		return EXIT_ERROR;

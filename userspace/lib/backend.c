@@ -1,31 +1,79 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* Choosing a backend, and the operations over all of them. */
+/*
+ * The operations over all backends: choosing the backends of an apply, the
+ * apply itself as one transaction, and finishing one that was interrupted;
+ * delete, flush and list. Every one of them holds cgfw's lock
+ * (base/lock.h) from start to end.
+ *
+ * An apply stages every backend it uses first (all that can fail without
+ * changing what runs), then commits the nft table (one nf_tables
+ * transaction), then switches the bpf programs, then removes the table
+ * from the backends it no longer uses. What each step leaves behind says
+ * which apply made it (struct cgfw_apply_info, kept in the nft table's
+ * userdata and in the bpf programs' description), so that the next
+ * command, finding an apply that was killed on the way, finishes it or
+ * rolls it back (recover()).
+ */
+#include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
+
+#include <linux/netfilter.h>
 
 #include "backend.h"
+#include "base/lock.h"
 #include "bpf/table.h"
 #include "nft/nft.h"
 
 /* Every backend that can hold tables, for delete, flush and list. */
 static const struct backend_ops *const all_backends[] = {
-	&nft_native_backend,
-	&nft_emul_backend,
-	&bpf_backend,
+	&cgfw_backend_nft_native,
+	&cgfw_backend_nft_emulated,
+	&cgfw_backend_bpf,
 };
 
-const struct backend_ops *const *backends_all(size_t *n)
+const struct backend_ops *const *cgfw_backends(size_t *n)
 {
 	*n = ARRAY_SIZE(all_backends);
 	return all_backends;
 }
 
+void cgfw_backend_tables_free(struct backend_table *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; v && i < n; i++)
+		free(v[i].name);
+	free(v);
+}
+
+static bool is_nft(const struct backend_ops *be)
+{
+	return be != &cgfw_backend_bpf;
+}
+
+static uint16_t family_of(const struct backend_ops *be)
+{
+	return be == &cgfw_backend_nft_native ? NFPROTO_CGROUP :
+	       be == &cgfw_backend_nft_emulated ? NFPROTO_INET : 0;
+}
+
+/* ---- the lock ---- */
+
+int cgfw_backend_lock(struct cgfw_ctx *ctx, struct cgfw_lock *l)
+{
+	return cgfw_lock(ctx, CGFW_PIN_ROOT, l);
+}
+
+/* ---- choosing ---- */
+
 /* The nft backend's target: native where the kernel has the family. */
 static const struct backend_ops *nft_target(struct cgfw_ctx *ctx)
 {
-	if (!nft_native_backend.probe(ctx))
-		return &nft_native_backend;
+	if (!cgfw_backend_nft_native.probe(ctx))
+		return &cgfw_backend_nft_native;
 	ctx_reset(ctx);
-	return &nft_emul_backend;
+	return &cgfw_backend_nft_emulated;
 }
 
 /*
@@ -40,15 +88,15 @@ static int select_backends(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 			   enum cgfw_backend b, const struct backend_ops **out,
 			   size_t *n)
 {
-	const struct backend_ops *nft;
+	const struct backend_ops *nft, *bpf = &cgfw_backend_bpf;
 
 	*n = 0;
 	switch (b) {
 	case CGFW_BACKEND_AUTO:
 		nft = nft_target(ctx);
-		if (nft != &nft_native_backend && !bpf_backend.probe(ctx) &&
-		    !bpf_check(ctx, rs)) {
-			out[(*n)++] = &bpf_backend;
+		if (nft != &cgfw_backend_nft_native && !bpf->probe(ctx) &&
+		    !bpf->check(ctx, rs)) {
+			out[(*n)++] = bpf;
 			return 0;
 		}
 		ctx_reset(ctx);
@@ -59,46 +107,205 @@ static int select_backends(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 		out[(*n)++] = nft;
 		return nft->probe(ctx);
 	case CGFW_BACKEND_NFT_NATIVE:
-		out[(*n)++] = &nft_native_backend;
-		return nft_native_backend.probe(ctx);
+		out[(*n)++] = &cgfw_backend_nft_native;
+		return cgfw_backend_nft_native.probe(ctx);
 	case CGFW_BACKEND_NFT_EMULATED:
-		out[(*n)++] = &nft_emul_backend;
-		return nft_emul_backend.probe(ctx);
+		out[(*n)++] = &cgfw_backend_nft_emulated;
+		return cgfw_backend_nft_emulated.probe(ctx);
 	case CGFW_BACKEND_BPF:
-		out[(*n)++] = &bpf_backend;
-		return bpf_backend.probe(ctx);
+		out[(*n)++] = bpf;
+		return bpf->probe(ctx);
 	case CGFW_BACKEND_BOTH:
 		/* refused as a whole if either cannot do every rule */
 		nft = nft_target(ctx);
-		out[(*n)++] = &bpf_backend;
 		out[(*n)++] = nft;
-		return nft->probe(ctx) ? :
-		       bpf_backend.probe(ctx) ? : bpf_check(ctx, rs);
+		out[(*n)++] = bpf;
+		return nft->probe(ctx) ? : bpf->probe(ctx) ? :
+		       bpf->check(ctx, rs);
 	}
+	ctx_err(ctx, "unknown backend %d", b);
 	return -EINVAL;
 }
 
-/* After an apply: the same tables go from the backends not chosen. */
-static int remove_elsewhere(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
-			    const struct backend_ops **chosen, size_t n)
+/* ---- what an apply leaves, and finishing it ---- */
+
+/* Remove @name from the backends that the apply @ai did not use. */
+static int remove_elsewhere(struct cgfw_ctx *ctx, const char *name,
+			    const struct cgfw_apply_info *ai)
 {
-	const struct ir_table *t;
-	size_t i, j;
+	const struct backend_ops *be;
+	size_t i;
 	int ret;
 
 	for (i = 0; i < ARRAY_SIZE(all_backends); i++) {
-		for (j = 0; j < n; j++)
-			if (chosen[j] == all_backends[i])
-				break;
-		if (j < n)
+		be = all_backends[i];
+		if (is_nft(be) ? family_of(be) == ai->nft_family : ai->bpf)
 			continue;
-		list_for_each_entry(t, &rs->tables, list) {
-			ret = all_backends[i]->remove(ctx, t->name);
-			if (ret && ret != -ENOENT)
-				return ret;
-		}
+		ret = be->remove(ctx, name);
+		if (ret && ret != -ENOENT)
+			return ret;
 	}
 	return 0;
+}
+
+/* Did the nft side of @ai (if it had one) take effect for @name? */
+static bool nft_done(struct cgfw_ctx *ctx, const char *name,
+		     const struct cgfw_apply_info *ai)
+{
+	const struct nft_target *tg = ai->nft_family == NFPROTO_CGROUP ?
+				      &cgfw_nft_native : &cgfw_nft_emulated;
+	uint64_t gen;
+
+	if (!ai->nft_family)
+		return true;
+	return !cgfw_nft_generation(ctx, tg, name, &gen) && gen == ai->gen;
+}
+
+/* The apply that made each table, newest per name. */
+struct latest {
+	struct backend_table *v;
+	size_t n;
+};
+
+static int note_tables(struct cgfw_ctx *ctx, struct latest *lt)
+{
+	struct backend_table *v, *nv;
+	size_t n, i, j, k;
+	int ret;
+
+	for (i = 0; i < ARRAY_SIZE(all_backends); i++) {
+		ret = all_backends[i]->tables(ctx, &v, &n);
+		if (ret == -EOPNOTSUPP || ret == -EPROTONOSUPPORT ||
+		    ret == -EAFNOSUPPORT)
+			continue;	/* a family this kernel lacks */
+		if (ret)
+			return ret;
+		for (j = 0; j < n; j++) {
+			for (k = 0; k < lt->n; k++)
+				if (!strcmp(lt->v[k].name, v[j].name))
+					break;
+			if (k < lt->n) {
+				if (v[j].made_by.gen > lt->v[k].made_by.gen)
+					lt->v[k].made_by = v[j].made_by;
+				continue;
+			}
+			nv = realloc(lt->v, (lt->n + 1) * sizeof(*nv));
+			if (!nv) {
+				cgfw_backend_tables_free(v, n);
+				return -ENOMEM;
+			}
+			lt->v = nv;
+			lt->v[lt->n] = v[j];
+			v[j].name = NULL;
+			lt->n++;
+		}
+		cgfw_backend_tables_free(v, n);
+	}
+	return 0;
+}
+
+/*
+ * Finish what applies that were killed left undone: a staged bpf
+ * generation is switched to if its apply's nft side took effect (or it
+ * had none), else forgotten; then each table is removed from the
+ * backends that its latest apply did not use.
+ */
+static int recover(struct cgfw_ctx *ctx)
+{
+	const struct backend_ops *be;
+	struct latest lt = { 0 };
+	struct cgfw_apply_info ai;
+	char **names;
+	size_t i, k;
+	int ret = 0;
+	bool fwd;
+
+	for (i = 0; i < ARRAY_SIZE(all_backends); i++) {
+		be = all_backends[i];
+		if (!be->pending_tables)
+			continue;
+		names = be->pending_tables();
+		for (k = 0; names && names[k]; k++) {
+			if (!ret && !be->pending(ctx, names[k], &ai)) {
+				fwd = nft_done(ctx, names[k], &ai);
+				cgfw_log(ctx, CGFW_LOG_WARN,
+					 "an apply of table '%s' was interrupted; %s",
+					 names[k], fwd ? "finishing it" :
+					 "rolling it back (its nf_tables part did not take effect)");
+				ret = be->finish(ctx, names[k], fwd);
+			}
+			free(names[k]);
+		}
+		free(names);
+	}
+	ret = ret ? : note_tables(ctx, &lt);
+	for (k = 0; !ret && k < lt.n; k++)
+		ret = remove_elsewhere(ctx, lt.v[k].name, &lt.v[k].made_by);
+	cgfw_backend_tables_free(lt.v, lt.n);
+	if (ret && !ctx->err.len)
+		ctx_err(ctx, "cannot finish an interrupted apply: %s",
+			strerror(-ret));
+	return ret;
+}
+
+/* Lock, and finish what an earlier command left undone. */
+int cgfw_backend_begin(struct cgfw_ctx *ctx, struct cgfw_lock *l)
+{
+	int ret = cgfw_backend_lock(ctx, l);
+
+	ret = ret ? : recover(ctx);
+	if (ret)
+		cgfw_unlock(l);
+	return ret;
+}
+
+/* ---- apply ---- */
+
+static uint64_t new_gen(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static int apply(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
+		 const struct backend_ops **be, size_t n)
+{
+	void *priv[ARRAY_SIZE(all_backends)] = { NULL };
+	struct cgfw_apply_info ai = { .gen = new_gen() };
+	const struct ir_table *t;
+	size_t i;
+	int ret = 0;
+
+	for (i = 0; i < n; i++) {
+		if (is_nft(be[i]))
+			ai.nft_family = family_of(be[i]);
+		else
+			ai.bpf = true;
+	}
+	/* everything that can fail, before anything changes */
+	for (i = 0; !ret && i < n; i++)
+		ret = be[i]->stage(ctx, rs, &ai, &priv[i]);
+	if (ret) {
+		while (i--)
+			if (priv[i])
+				be[i]->abort(priv[i]);
+		return ret;
+	}
+	/* nft first: the bpf generation is staged, so a kill is finished */
+	for (i = 0; i < n; i++) {
+		if (!ret)
+			ret = be[i]->commit(ctx, priv[i]);
+		else
+			be[i]->abort(priv[i]);
+	}
+	list_for_each_entry(t, &rs->tables, list) {
+		if (ret)
+			break;
+		ret = remove_elsewhere(ctx, t->name, &ai);
+	}
+	return ret;
 }
 
 CGFW_API int cgfw_ruleset__apply(struct cgfw_ctx *ctx,
@@ -106,27 +313,34 @@ CGFW_API int cgfw_ruleset__apply(struct cgfw_ctx *ctx,
 				 const struct cgfw_apply_opts *opts)
 {
 	const struct backend_ops *be[ARRAY_SIZE(all_backends)];
-	enum cgfw_backend b = CGFW_BACKEND_AUTO;
-	size_t n, i;
+	enum cgfw_backend b;
+	struct cgfw_lock l;
+	size_t n;
 	int ret;
 
 	if (!ctx || !rs)
 		return libcgfw_err(-EINVAL);
-	if (opts && opts->sz >= offsetof(struct cgfw_apply_opts, backend) +
-				       sizeof(opts->backend))
-		b = opts->backend;
 	ctx_reset(ctx);
+	if (!CGFW_OPTS_VALID(ctx, opts, cgfw_apply_opts))
+		return libcgfw_err(-EINVAL);
+	b = CGFW_OPTS_GET(opts, backend, CGFW_BACKEND_AUTO);
 	ret = select_backends(ctx, rs, b, be, &n);
-	/*
-	 * With two backends, both were checked first, so only a kernel
-	 * refusal can stop the second after the first took effect.
-	 */
-	for (i = 0; !ret && i < n; i++)
-		ret = be[i]->apply(ctx, rs);
-	if (!ret)
-		ret = remove_elsewhere(ctx, rs, be, n);
+	ret = ret ? : cgfw_backend_begin(ctx, &l);
+	if (ret)
+		return libcgfw_err(ret);
+	/* nft before bpf: the order of the commits */
+	if (n == 2 && !is_nft(be[0])) {
+		const struct backend_ops *x = be[0];
+
+		be[0] = be[1];
+		be[1] = x;
+	}
+	ret = apply(ctx, rs, be, n);
+	cgfw_unlock(&l);
 	return libcgfw_err(ret);
 }
+
+/* ---- delete, flush ---- */
 
 static int remove_all(struct cgfw_ctx *ctx, const char *name)
 {
@@ -150,12 +364,25 @@ static int remove_all(struct cgfw_ctx *ctx, const char *name)
 	return 0;
 }
 
+static int locked_remove(struct cgfw_ctx *ctx, const char *name)
+{
+	struct cgfw_lock l;
+	int ret;
+
+	ret = cgfw_backend_begin(ctx, &l);
+	if (ret)
+		return ret;
+	ret = remove_all(ctx, name);
+	cgfw_unlock(&l);
+	return ret;
+}
+
 CGFW_API int cgfw_table__delete(struct cgfw_ctx *ctx, const char *name)
 {
 	if (!ctx || !name)
 		return libcgfw_err(-EINVAL);
 	ctx_reset(ctx);
-	return libcgfw_err(remove_all(ctx, name));
+	return libcgfw_err(locked_remove(ctx, name));
 }
 
 CGFW_API int cgfw_flush(struct cgfw_ctx *ctx)
@@ -163,63 +390,36 @@ CGFW_API int cgfw_flush(struct cgfw_ctx *ctx)
 	if (!ctx)
 		return libcgfw_err(-EINVAL);
 	ctx_reset(ctx);
-	return libcgfw_err(remove_all(ctx, NULL));
+	return libcgfw_err(locked_remove(ctx, NULL));
 }
 
-int listing_add(struct cgfw_listing *l, struct inst_table *t)
-{
-	struct inst_table *v;
+/* ---- list ---- */
 
-	v = realloc(l->tables, (l->n_tables + 1) * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	l->tables = v;
-	v[l->n_tables++] = *t;
-	return 0;
-}
-
-void inst_table_release(struct inst_table *t)
-{
-	size_t i;
-
-	for (i = 0; i < t->n_chains; i++) {
-		free(t->chains[i].name);
-		free(t->chains[i].cgroup_path);
-	}
-	free(t->chains);
-	free(t->name);
-	free(t->kernel_name);
-	free(t->nft_text);
-	memset(t, 0, sizeof(*t));
-}
-
-CGFW_API void cgfw_listing__free(struct cgfw_listing *l)
-{
-	size_t i;
-
-	if (!l)
-		return;
-	for (i = 0; i < l->n_tables; i++)
-		inst_table_release(&l->tables[i]);
-	free(l->tables);
-	free(l);
-}
-
-CGFW_API int cgfw_listing__new(struct cgfw_ctx *ctx, const char *table,
+CGFW_API int cgfw_listing__new(struct cgfw_ctx *ctx,
+			       const struct cgfw_list_opts *opts,
 			       struct cgfw_listing **out)
 {
+	const char *table;
 	struct cgfw_listing *l;
+	struct cgfw_lock lk;
 	size_t i;
-	int ret = 0;
+	int ret;
 
 	if (!ctx || !out)
 		return libcgfw_err(-EINVAL);
 	ctx_reset(ctx);
+	if (!CGFW_OPTS_VALID(ctx, opts, cgfw_list_opts))
+		return libcgfw_err(-EINVAL);
+	table = CGFW_OPTS_GET(opts, table, NULL);
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return libcgfw_err(-ENOMEM);
-	for (i = 0; !ret && i < ARRAY_SIZE(all_backends); i++)
-		ret = all_backends[i]->list(ctx, table, l);
+	ret = cgfw_backend_begin(ctx, &lk);
+	if (!ret) {
+		for (i = 0; !ret && i < ARRAY_SIZE(all_backends); i++)
+			ret = all_backends[i]->list(ctx, table, l);
+		cgfw_unlock(&lk);
+	}
 	if (!ret && table && !l->n_tables) {
 		ctx_err(ctx, "cgfw installed no table '%s' in this network namespace; 'cgfw list' shows what is installed",
 			table);
@@ -231,4 +431,38 @@ CGFW_API int cgfw_listing__new(struct cgfw_ctx *ctx, const char *table,
 	}
 	*out = l;
 	return 0;
+}
+
+/* ---- backend names ---- */
+
+static const char *const backend_names[] = {
+	[CGFW_BACKEND_AUTO] = "auto",
+	[CGFW_BACKEND_NFT] = "nft",
+	[CGFW_BACKEND_BPF] = "bpf",
+	[CGFW_BACKEND_BOTH] = "both",
+	[CGFW_BACKEND_NFT_NATIVE] = "nft-native",
+	[CGFW_BACKEND_NFT_EMULATED] = "nft-emulated",
+};
+
+_Static_assert(ARRAY_SIZE(backend_names) == CGFW_BACKEND_NFT_EMULATED + 1,
+	       "every backend has a name");
+
+CGFW_API int cgfw_backend__from_str(const char *s, enum cgfw_backend *out)
+{
+	size_t i;
+
+	for (i = 0; s && out && i < ARRAY_SIZE(backend_names); i++) {
+		if (!strcmp(s, backend_names[i])) {
+			*out = i;
+			return 0;
+		}
+	}
+	return libcgfw_err(-EINVAL);
+}
+
+CGFW_API const char *cgfw_backend__str(enum cgfw_backend b)
+{
+	if ((size_t)b >= ARRAY_SIZE(backend_names))
+		return NULL;
+	return backend_names[b];
 }

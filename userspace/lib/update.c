@@ -4,74 +4,26 @@
  * cgfw installed, in place: the nft set in one batch, the bpf backend's
  * map without reloading its programs.
  *
- * The elements are compiled by nft, against the set's own declaration (as
- * the backend holding the table keeps it), in a shadow namespace: their
- * bytes are exactly nft's, intervals and concatenations included.
+ * The elements are compiled by nft in a shadow namespace (in a child
+ * process, front/compile.c) where the sets are made again from their
+ * attributes as the backend holding the table has them (key type, length,
+ * flags, nft's own userdata such as typeof): their bytes are exactly
+ * nft's, intervals and concatenations included.
  */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include <libnftnl/set.h>
-#include <nftables/libnftables.h>
+#include <linux/netlink.h>
+#include <libnftnl/table.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nf_tables.h>
 
 #include "backend.h"
+#include "base/lock.h"
 #include "front/compile.h"
+#include "nl/netlink.h"
 #include "update.h"
-
-
-/*
- * "set S { type ipv4_addr; flags interval; }" from nft's listing of a
- * table (@table's name as listed), without its elements. NULL if absent.
- */
-char *set_decl_from_listing(const char *listing, const char *table,
-			    const char *set)
-{
-	char head[300], *out = NULL;
-	const char *p, *e, *tend;
-	struct strbuf sb;
-	int depth = 0;
-
-	snprintf(head, sizeof(head), "table inet %s {\n", table);
-	listing = strstr(listing, head);
-	if (!listing)
-		return NULL;
-	tend = strstr(listing, "\n}\n");
-	snprintf(head, sizeof(head), "\tset %s {\n", set);
-	p = strstr(listing, head);
-	if (!p || (tend && p > tend)) {
-		snprintf(head, sizeof(head), "\tmap %s {\n", set);
-		p = strstr(listing, head);
-	}
-	if (!p || (tend && p > tend))
-		return NULL;
-	sb_init(&sb);
-	sb_addn(&sb, p + 1, strlen(head) - 2);	/* "set S {" */
-	for (p += strlen(head); *p; p = *e ? e + 1 : e) {
-		e = strchrnul(p, '\n');
-		while (p < e && (*p == '\t' || *p == ' '))
-			p++;
-		if (!depth && e - p == 1 && *p == '}')
-			break;
-		if (!depth && !strncmp(p, "elements = {", 12))
-			depth = 1;	/* up to its closing brace */
-		if (depth) {
-			const char *c;
-
-			for (c = p + (depth == 1 && !strncmp(p, "elements", 8) ?
-				      12 : 0); c < e; c++)
-				depth += *c == '{' ? 1 : *c == '}' ? -1 : 0;
-			continue;
-		}
-		if (e > p) {
-			sb_adds(&sb, " ");
-			sb_addn(&sb, p, e - p);
-			sb_adds(&sb, ";");
-		}
-	}
-	sb_adds(&sb, " }");
-	out = sb_detach(&sb);
-	return out;
-}
 
 static struct upd_set *find_set(struct upd_cmds *u, const char *table,
 				const char *set)
@@ -84,7 +36,7 @@ static struct upd_set *find_set(struct upd_cmds *u, const char *table,
 	return NULL;
 }
 
-/* The sets the commands name, each with its declaration. */
+/* The sets the commands name, each with its attributes. */
 static int collect_sets(struct cgfw_ctx *ctx, struct upd_cmds *u)
 {
 	const struct backend_ops *const *be;
@@ -93,7 +45,7 @@ static int collect_sets(struct cgfw_ctx *ctx, struct upd_cmds *u)
 	size_t i, n;
 	int ret;
 
-	be = backends_all(&n);
+	be = cgfw_backends(&n);
 	list_for_each_entry(c, &u->rw.elem_cmds, list) {
 		if (find_set(u, c->table, c->set))
 			continue;
@@ -109,7 +61,8 @@ static int collect_sets(struct cgfw_ctx *ctx, struct upd_cmds *u)
 		list_add_tail(&s->list, &u->sets);
 		ret = -ENOENT;
 		for (i = 0; ret == -ENOENT && i < n; i++)
-			ret = be[i]->set_decl(ctx, s->table, s->set, &s->decl);
+			ret = be[i]->set_object(ctx, s->table, s->set,
+						&s->obj);
 		if (ret == -ENOENT)
 			ctx_err_at(ctx, &u->src, &c->loc,
 				   "cgfw installed no table '%s' with a set '%s'; 'cgfw list %s' shows what it has",
@@ -145,74 +98,104 @@ static char *pass_text(const struct upd_cmds *u, bool del)
 	return t;
 }
 
+/* In the shadow: table inet TABLE and its sets, empty, as installed. */
+static int setup_batch(const struct upd_cmds *u, struct cgfw_nl_batch *nb)
+{
+	struct nftnl_table *t;
+	struct nlmsghdr *nlh;
+	struct upd_set *s, *p;
+	uint32_t id = 0;
+	char *name;
+	int ret;
+
+	ret = cgfw_nl_batch_init(nb);
+	list_for_each_entry(s, &u->sets, list) {
+		if (ret)
+			break;
+		/* the table, once */
+		list_for_each_entry(p, &u->sets, list)
+			if (p == s || !strcmp(p->table, s->table))
+				break;
+		if (p == s) {
+			t = nftnl_table_alloc();
+			if (!t)
+				return -ENOMEM;
+			nftnl_table_set_str(t, NFTNL_TABLE_NAME, s->table);
+			nlh = cgfw_nl_batch_next(nb, NFT_MSG_NEWTABLE,
+						 NFPROTO_INET, NLM_F_CREATE,
+						 NULL, NULL);
+			if (nlh) {
+				nftnl_table_nlmsg_build_payload(nlh, t);
+				cgfw_nl_batch_done(nb);
+			}
+			nftnl_table_free(t);
+		}
+		/* the set under the user's names, in family inet */
+		name = strdup(nftnl_set_get_str(s->obj, NFTNL_SET_TABLE));
+		if (!name)
+			return -ENOMEM;
+		nftnl_set_set_str(s->obj, NFTNL_SET_TABLE, s->table);
+		nftnl_set_unset(s->obj, NFTNL_SET_HANDLE);
+		nftnl_set_set_u32(s->obj, NFTNL_SET_FAMILY, NFPROTO_INET);
+		nftnl_set_set_u32(s->obj, NFTNL_SET_ID, ++id);	/* required */
+		nlh = cgfw_nl_batch_next(nb, NFT_MSG_NEWSET, NFPROTO_INET,
+					 NLM_F_CREATE, NULL, NULL);
+		if (nlh) {
+			nftnl_set_nlmsg_build_payload(nlh, s->obj);
+			cgfw_nl_batch_done(nb);
+		}
+		nftnl_set_set_str(s->obj, NFTNL_SET_TABLE, name);
+		free(name);
+		ret = nb->err;
+	}
+	return ret;
+}
+
 static int compile_pass(struct cgfw_ctx *ctx, struct upd_cmds *u, bool del)
 {
 	struct cgfw_ruleset rs = { .src = u->src };
+	struct shadow_job job = { .len = u->rw.len };
 	const struct rw_elem_cmd *c;
-	struct ir_table *t, *tn;
+	struct cgfw_nl_batch nb = { 0 };
+	struct ir_table *t;
 	struct ir_set *is;
 	struct upd_set *s;
-	struct strbuf decls;
-	struct nft_ctx *nft;
-	char *text;
+	char *text = NULL;
 	bool any = false;
-	int ret, saved;
+	int ret;
 
 	list_for_each_entry(c, &u->rw.elem_cmds, list)
 		any |= c->del == del;
 	if (!any)
 		return 0;
-	sb_init(&decls);
-	list_for_each_entry(s, &u->sets, list)
-		sb_addf(&decls, "table inet %s {\n%s\n}\n", s->table, s->decl);
-	text = pass_text(u, del);
-	if (!text || decls.oom) {
-		free(text);
-		sb_release(&decls);
-		return -ENOMEM;
-	}
-	list_init(&rs.tables);
-	ret = netns_enter_shadow(ctx, &saved);
-	if (ret)
-		goto out;
-	nft = nft_ctx_new(NFT_CTX_DEFAULT);
-	if (!nft) {
+	ir_init(&rs);
+	ret = setup_batch(u, &nb);
+	text = ret ? NULL : pass_text(u, del);
+	if (!ret && !text)
 		ret = -ENOMEM;
-	} else {
-		nft_ctx_buffer_output(nft);
-		nft_ctx_buffer_error(nft);
-		if (nft_run_cmd_from_buffer(nft, decls.buf)) {
-			ctx_err_at(ctx, &u->src, NULL,
-				   "cannot declare the sets again to compile the elements: %s",
-				   nft_ctx_get_error_buffer(nft));
-			ret = -EINVAL;
-		}
-		nft_ctx_free(nft);
-	}
-	ret = ret ? : nft_compile_text(ctx, &u->src, text, u->rw.len);
-	ret = ret ? : readback(ctx, &rs);
-	netns_leave_shadow(saved);
-	if (ret)
-		goto out;
+	job.setup = &nb;
+	job.text = text;
+	ret = ret ? : shadow_compile(ctx, &u->src, &job, &rs);
 	/* each set's elements go to the update */
 	list_for_each_entry(t, &rs.tables, list) {
+		if (ret)
+			break;
 		list_for_each_entry(is, &t->sets, list) {
-			s = find_set(u, t->name,
-				     nftnl_set_get_str(is->nl, NFTNL_SET_NAME));
+			s = find_set(u, t->name, ir_set_name(is));
 			if (!s)
 				continue;
 			if (del)
 				s->del = is->nl;
 			else
 				s->add = is->nl;
-			is->nl = nftnl_set_alloc();	/* what ir_table_free frees */
+			is->nl = nftnl_set_alloc();	/* what is freed */
+			if (!is->nl)
+				ret = -ENOMEM;
 		}
 	}
-out:
-	list_for_each_entry_safe(t, tn, &rs.tables, list)
-		ir_table_free(t);
+	ir_release(&rs);
+	cgfw_nl_batch_release(&nb);
 	free(text);
-	sb_release(&decls);
 	return ret;
 }
 
@@ -224,7 +207,8 @@ static void release(struct upd_cmds *u)
 		list_for_each_entry_safe(s, sn, &u->sets, list) {
 			free(s->table);
 			free(s->set);
-			free(s->decl);
+			if (s->obj)
+				nftnl_set_free(s->obj);
 			if (s->add)
 				nftnl_set_free(s->add);
 			if (s->del)
@@ -237,18 +221,44 @@ static void release(struct upd_cmds *u)
 	free(u->src.text);
 }
 
-CGFW_API int cgfw_update(struct cgfw_ctx *ctx, const char *name,
-			 const char *buf, size_t len)
+/* Under the lock: the sets, the elements, every backend that holds them. */
+static int update(struct cgfw_ctx *ctx, struct upd_cmds *u)
 {
 	const struct backend_ops *const *be;
-	struct upd_cmds u = { 0 };
 	bool found = false;
 	size_t i, n;
+	int ret;
+
+	ret = collect_sets(ctx, u);
+	ret = ret ? : compile_pass(ctx, u, false);
+	ret = ret ? : compile_pass(ctx, u, true);
+	be = cgfw_backends(&n);
+	for (i = 0; !ret && i < n; i++) {
+		ret = be[i]->update(ctx, u);
+		found |= !ret;
+		if (ret == -ENOENT)
+			ret = 0;
+	}
+	if (!ret && !found) {
+		ctx_err(ctx, "the tables named were removed while updating them");
+		ret = -ENOENT;
+	}
+	return ret;
+}
+
+CGFW_API int cgfw_update(struct cgfw_ctx *ctx, const char *name,
+			 const char *buf, size_t len,
+			 const struct cgfw_update_opts *opts)
+{
+	struct upd_cmds u = { 0 };
+	struct cgfw_lock l;
 	int ret;
 
 	if (!ctx || (!buf && len))
 		return libcgfw_err(-EINVAL);
 	ctx_reset(ctx);
+	if (!CGFW_OPTS_VALID(ctx, opts, cgfw_update_opts))
+		return libcgfw_err(-EINVAL);
 	list_init(&u.sets);
 	u.src.name = strdup(!name || !strcmp(name, "-") ? "<stdin>" : name);
 	u.src.text = malloc(len + 1);
@@ -270,19 +280,11 @@ CGFW_API int cgfw_update(struct cgfw_ctx *ctx, const char *name,
 		ret = -EINVAL;
 		goto out;
 	}
-	ret = collect_sets(ctx, &u);
-	ret = ret ? : compile_pass(ctx, &u, false);
-	ret = ret ? : compile_pass(ctx, &u, true);
-	/* every backend that holds a table takes its changes */
-	be = backends_all(&n);
-	for (i = 0; !ret && i < n; i++) {
-		ret = be[i]->update(ctx, &u);
-		found |= !ret;
-		if (ret == -ENOENT)
-			ret = 0;
-	}
-	if (!ret && !found)
-		ret = -ENOENT;	/* collect_sets found them: a race */
+	ret = cgfw_backend_begin(ctx, &l);
+	if (ret)
+		goto out;
+	ret = update(ctx, &u);
+	cgfw_unlock(&l);
 out:
 	release(&u);
 	return libcgfw_err(ret);

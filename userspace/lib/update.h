@@ -13,7 +13,7 @@ struct upd_set {
 	struct list_head list;
 	char *table, *set;
 	const struct cgfw_loc *loc;	/* the first command naming it */
-	char *decl;			/* "set S { type ...; }" */
+	struct nftnl_set *obj;		/* its attributes, as installed */
 	struct nftnl_set *add, *del;	/* elements compiled by nft */
 };
 
@@ -22,9 +22,5 @@ struct upd_cmds {
 	struct rw_result rw;
 	struct list_head sets;	/* struct upd_set */
 };
-
-/* "set S { ... }" of table @table in nft's listing, elements left out */
-char *set_decl_from_listing(const char *listing, const char *table,
-			    const char *set);
 
 #endif /* CGFW_UPDATE_H */

@@ -85,8 +85,8 @@ TEST(family_and_hook_rewritten_columns_kept)
 	EXPECT_EQ(CGFW_INGRESS, inc->dir);
 	EXPECT_STREQ("/sys/fs/cgroup/x", inc->cgroup_path);
 	ASSERT_EQ(1, out->n_rules);
-	EXPECT_EQ(4, out->rule_locs[0].line);
-	EXPECT_EQ(3, out->rule_locs[0].col);
+	EXPECT_EQ(4, out->rules[0].loc.line);
+	EXPECT_EQ(3, out->rules[0].loc.col);
 	EXPECT_EQ(0, inc->n_rules);
 	rw_done(&c);
 }
@@ -113,12 +113,12 @@ TEST(rule_places_with_braces_strings_and_comments)
 	ASSERT_NE(NULL, ch);
 	EXPECT_STREQ("a#b", ch->cgroup_path);
 	ASSERT_EQ(4, ch->n_rules);
-	EXPECT_EQ(6, ch->rule_locs[0].line);
-	EXPECT_EQ(6, ch->rule_locs[1].line);
-	EXPECT_EQ(43, ch->rule_locs[1].col);
-	EXPECT_EQ(7, ch->rule_locs[2].line);
-	EXPECT_EQ(10, ch->rule_locs[3].line);
-	EXPECT_EQ(21, ch->rule_locs[3].col);
+	EXPECT_EQ(6, ch->rules[0].loc.line);
+	EXPECT_EQ(6, ch->rules[1].loc.line);
+	EXPECT_EQ(43, ch->rules[1].loc.col);
+	EXPECT_EQ(7, ch->rules[2].loc.line);
+	EXPECT_EQ(10, ch->rules[3].loc.line);
+	EXPECT_EQ(21, ch->rules[3].loc.col);
 	EXPECT_FALSE(ch->order_unknown);
 	EXPECT_NE(NULL, strstr(c.rw.text, "add rule inet   t c"));
 	rw_done(&c);

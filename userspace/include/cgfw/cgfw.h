@@ -11,7 +11,9 @@
  *    callback of the context, and the text of the last error is kept in the
  *    context (cgfw_ctx__error());
  *  - options structs start with their size (CGFW_OPTS()), so fields can be
- *    added without breaking callers built against an older header.
+ *    added without breaking callers built against an older header; a
+ *    caller built against a newer header is refused (-EINVAL) only if it
+ *    sets a field this library does not know.
  */
 #ifndef CGFW_CGFW_H
 #define CGFW_CGFW_H
@@ -19,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -26,11 +29,22 @@ extern "C" {
 
 #define CGFW_API __attribute__((visibility("default")))
 
-/* Declare an options struct of TYPE, zeroed, with .sz set. */
-#define CGFW_OPTS(TYPE, NAME, ...)				\
-	struct TYPE NAME = ({					\
-		(struct TYPE){ .sz = sizeof(struct TYPE),	\
-			       __VA_ARGS__ };			\
+#define CGFW_VERSION_MAJOR 0
+#define CGFW_VERSION_MINOR 3
+#define CGFW_VERSION "0.3.0"
+
+/** cgfw_version() - the version of the library in use, "MAJOR.MINOR.PATCH" */
+CGFW_API const char *cgfw_version(void);
+
+/*
+ * Declare an options struct of TYPE, zeroed (its padding too: the library
+ * refuses unknown bytes that are set), with .sz set.
+ */
+#define CGFW_OPTS(TYPE, NAME, ...)					\
+	struct TYPE NAME = ({						\
+		memset(&NAME, 0, sizeof(struct TYPE));			\
+		(struct TYPE){ .sz = sizeof(struct TYPE),		\
+			       __VA_ARGS__ };				\
 	})
 
 struct cgfw_ctx;
@@ -50,14 +64,16 @@ typedef void (*cgfw_print_fn)(enum cgfw_log_level level, const char *msg,
 struct cgfw_ctx_opts {
 	size_t sz;
 	/*
-	 * For warnings and information (none are sent yet); errors are
-	 * kept in the ctx.
+	 * Warnings and information: waiting for another cgfw command,
+	 * an interrupted apply finished. Errors are kept in the ctx
+	 * (cgfw_ctx__error()), not printed.
 	 */
 	cgfw_print_fn print;
 	void *print_data;
-	enum cgfw_log_level log_level;
+	enum cgfw_log_level log_level;	/* the most detailed sent; WARN */
 	size_t :0;
 };
+#define cgfw_ctx_opts__last_field log_level
 
 /**
  * cgfw_ctx__new() - create a library context
@@ -98,18 +114,32 @@ enum cgfw_backend {
 CGFW_API int cgfw_backend__from_str(const char *s, enum cgfw_backend *out);
 CGFW_API const char *cgfw_backend__str(enum cgfw_backend b);
 
+struct cgfw_compile_opts {
+	size_t sz;
+	/*
+	 * A cgroup that does not exist (yet) is no error: its chains are
+	 * bound to nothing and wait for it (the daemon binds them).
+	 */
+	bool allow_missing_cgroups;
+	size_t :0;
+};
+#define cgfw_compile_opts__last_field allow_missing_cgroups
+
 /**
  * cgfw_ruleset__compile() - rewrite, compile and read back a rule file
  * @ctx: context
  * @name: the file name used in messages ("-" is shown as "<stdin>")
  * @buf: the file's text; need not be NUL-terminated
  * @len: its length
+ * @opts: options, may be NULL
  * @out: the compiled ruleset, set on success only
  *
  * The text is nft syntax with the cgroup table family. It is compiled by
  * libnftables inside a throwaway (shadow) network namespace, and the result
  * is read back as nf_tables bytecode. Nothing is installed. Cgroup paths are
- * resolved against the cgroup v2 mount and must exist.
+ * resolved against the cgroup v2 mount and must exist (unless
+ * opts->allow_missing_cgroups). libnftables runs in a child process: if it
+ * crashes on the input, the call fails, the caller goes on.
  *
  * Return: 0, or -errno (errno set) with the message in cgfw_ctx__error():
  * -EINVAL for bad input, -ENOENT for a missing cgroup, -EPERM without the
@@ -117,6 +147,7 @@ CGFW_API const char *cgfw_backend__str(enum cgfw_backend b);
  */
 CGFW_API int cgfw_ruleset__compile(struct cgfw_ctx *ctx, const char *name,
 				   const char *buf, size_t len,
+				   const struct cgfw_compile_opts *opts,
 				   struct cgfw_ruleset **out);
 
 /**
@@ -125,6 +156,7 @@ CGFW_API int cgfw_ruleset__compile(struct cgfw_ctx *ctx, const char *name,
  */
 CGFW_API int cgfw_ruleset__compile_file(struct cgfw_ctx *ctx,
 					const char *path,
+					const struct cgfw_compile_opts *opts,
 					struct cgfw_ruleset **out);
 
 CGFW_API void cgfw_ruleset__free(struct cgfw_ruleset *rs);
@@ -185,19 +217,28 @@ struct cgfw_apply_opts {
 	enum cgfw_backend backend;
 	size_t :0;
 };
+#define cgfw_apply_opts__last_field backend
 
 /**
  * cgfw_ruleset__apply() - install a compiled ruleset, atomically
  *
  * Every table of the ruleset replaces the table of the same name that cgfw
  * installed before, in one transaction: either all of it takes effect or
- * nothing changes, and there is no moment without rules.
+ * nothing changes, and there is no moment without rules. cgfw commands
+ * wait for each other (one at a time in a network namespace); an apply
+ * that was killed is finished or rolled back by the next one.
  *
  * Return: 0, or -errno; -EOPNOTSUPP when the backend is not available.
  */
 CGFW_API int cgfw_ruleset__apply(struct cgfw_ctx *ctx,
 				 const struct cgfw_ruleset *rs,
 				 const struct cgfw_apply_opts *opts);
+
+struct cgfw_update_opts {
+	size_t sz;
+	size_t :0;
+};
+#define cgfw_update_opts__last_field sz
 
 /**
  * cgfw_update() - add and delete elements of installed tables' sets
@@ -212,7 +253,8 @@ CGFW_API int cgfw_ruleset__apply(struct cgfw_ctx *ctx,
  * Return: 0, or -errno; -ENOENT if no table of that name has that set.
  */
 CGFW_API int cgfw_update(struct cgfw_ctx *ctx, const char *name,
-			 const char *buf, size_t len);
+			 const char *buf, size_t len,
+			 const struct cgfw_update_opts *opts);
 
 /**
  * cgfw_table__delete() - remove a table that cgfw installed
@@ -223,24 +265,51 @@ CGFW_API int cgfw_table__delete(struct cgfw_ctx *ctx, const char *name);
 /** cgfw_flush() - remove every table cgfw installed, and nothing else. */
 CGFW_API int cgfw_flush(struct cgfw_ctx *ctx);
 
+struct cgfw_list_opts {
+	size_t sz;
+	const char *table;	/* one table's name, or NULL for all */
+	size_t :0;
+};
+#define cgfw_list_opts__last_field table
+
 /**
- * cgfw_listing__new() - read back what cgfw installed
- * @table: one table's name, or NULL for all
+ * cgfw_listing__new() - read back what cgfw installed, from the kernel
+ * @opts: options, may be NULL
  *
- * Return: 0, -ENOENT if @table is given and not installed.
+ * Return: 0, -ENOENT if opts->table is given and not installed.
  */
-CGFW_API int cgfw_listing__new(struct cgfw_ctx *ctx, const char *table,
+CGFW_API int cgfw_listing__new(struct cgfw_ctx *ctx,
+			       const struct cgfw_list_opts *opts,
 			       struct cgfw_listing **out);
 CGFW_API void cgfw_listing__free(struct cgfw_listing *l);
 
 /**
+ * cgfw_listing__unbound() - bound chains that filter nothing now
+ *
+ * The number of chains of @l bound to a cgroup that was removed (or
+ * replaced by another at its path), or waiting for a path to appear: what
+ * a monitoring check looks at.
+ */
+CGFW_API size_t cgfw_listing__unbound(const struct cgfw_listing *l);
+
+struct cgfw_format_opts {
+	size_t sz;
+	bool json;	/* JSON (nft -j's schema), not nft syntax */
+	size_t :0;
+};
+#define cgfw_format_opts__last_field json
+
+/**
  * cgfw_listing__format() - the listing in nft syntax or as JSON
- * @json: false for nft syntax (family shown as "cgroup"), true for JSON
+ * @opts: options, may be NULL (nft syntax)
  * @text: set to a malloc()ed string the caller frees
  *
- * Both forms come from the same printing code.
+ * nft syntax with the cgroup family, fit to be applied again, live
+ * counters in place; or JSON in the schema of "nft -j list ruleset", with
+ * cgfw's additions under the key "cgfw".
  */
-CGFW_API int cgfw_listing__format(const struct cgfw_listing *l, bool json,
+CGFW_API int cgfw_listing__format(const struct cgfw_listing *l,
+				  const struct cgfw_format_opts *opts,
 				  char **text);
 
 struct cgfw_status {
@@ -259,8 +328,17 @@ struct cgfw_status {
 /**
  * cgfw_status__probe() - what this machine supports
  * @st: filled in; st->sz must be set (CGFW_OPTS(cgfw_status, st))
+ *
+ * Without the privileges to ask the kernel (st->privileged false), the
+ * kernel features are not known: they read false, and
+ * cgfw_status__format() says "unknown".
  */
 CGFW_API int cgfw_status__probe(struct cgfw_ctx *ctx, struct cgfw_status *st);
+
+/** cgfw_status__format() - the status as text or JSON (opts->json) */
+CGFW_API int cgfw_status__format(const struct cgfw_status *st,
+				 const struct cgfw_format_opts *opts,
+				 char **text);
 
 #ifdef __cplusplus
 }

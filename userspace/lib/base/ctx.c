@@ -1,29 +1,53 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* The library context: print callback and the last call's error text. */
+/*
+ * The library context: the print callback and its level, the last call's
+ * error text, and the one check of an options struct.
+ */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "base/ctx.h"
-#include "front/cgroup.h"
+
+bool cgfw_opts_check(struct cgfw_ctx *ctx, const void *opts, size_t known,
+		     const char *type)
+{
+	const char *p = opts;
+	size_t sz, i;
+
+	if (!opts)
+		return true;
+	memcpy(&sz, p, sizeof(sz));
+	if (sz < sizeof(size_t)) {
+		if (ctx)
+			ctx_err(ctx, "struct %s has a size of %zu: declare it with CGFW_OPTS()",
+				type, sz);
+		return false;
+	}
+	for (i = known; i < sz; i++) {
+		if (!p[i])
+			continue;
+		/* a field this library does not know, set: refused */
+		if (ctx)
+			ctx_err(ctx, "struct %s has fields this libcgfw does not know (byte %zu is set); build against the libcgfw you run with",
+				type, i);
+		return false;
+	}
+	return true;
+}
 
 CGFW_API int cgfw_ctx__new(struct cgfw_ctx **out,
 			   const struct cgfw_ctx_opts *opts)
 {
 	struct cgfw_ctx *ctx;
 
-	if (!out || (opts && opts->sz < offsetof(struct cgfw_ctx_opts,
-						 log_level)))
+	if (!out || !CGFW_OPTS_VALID(NULL, opts, cgfw_ctx_opts))
 		return libcgfw_err(-EINVAL);
 	ctx = calloc(1, sizeof(*ctx));
 	if (!ctx)
 		return libcgfw_err(-ENOMEM);
-	ctx->log_level = CGFW_LOG_WARN;
-	if (opts) {
-		ctx->print = opts->print;
-		ctx->print_data = opts->print_data;
-		if (opts->sz > offsetof(struct cgfw_ctx_opts, log_level))
-			ctx->log_level = opts->log_level;
-	}
+	ctx->print = CGFW_OPTS_GET(opts, print, NULL);
+	ctx->print_data = CGFW_OPTS_GET(opts, print_data, NULL);
+	ctx->log_level = CGFW_OPTS_GET(opts, log_level, CGFW_LOG_WARN);
 	sb_init(&ctx->err);
 	*out = ctx;
 	return 0;
@@ -51,6 +75,23 @@ void ctx_reset(struct cgfw_ctx *ctx)
 	sb_release(&ctx->err);
 }
 
+void cgfw_log(struct cgfw_ctx *ctx, enum cgfw_log_level level,
+	      const char *fmt, ...)
+{
+	struct strbuf sb;
+	va_list ap;
+
+	if (!ctx->print || level > ctx->log_level)
+		return;
+	sb_init(&sb);
+	va_start(ap, fmt);
+	sb_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	if (sb.buf && !sb.oom)
+		ctx->print(level, sb.buf, ctx->print_data);
+	sb_release(&sb);
+}
+
 void ctx_err(struct cgfw_ctx *ctx, const char *fmt, ...)
 {
 	va_list ap;
@@ -62,12 +103,13 @@ void ctx_err(struct cgfw_ctx *ctx, const char *fmt, ...)
 	sb_adds(&ctx->err, "\n");
 }
 
-/* The text of line @line (1-based) of @src, without its newline. */
-static const char *src_line(const struct cgfw_source *src, unsigned int line,
-			    size_t *len)
+const char *cgfw_src_line(const struct cgfw_source *src, unsigned int line,
+			  size_t *len)
 {
 	const char *p = src->text, *end = src->text + src->len, *nl;
 
+	if (!line)
+		return NULL;
 	while (--line && p < end) {
 		nl = memchr(p, '\n', end - p);
 		if (!nl)
@@ -104,7 +146,7 @@ void ctx_err_at(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 	va_end(ap);
 	sb_adds(&ctx->err, "\n");
 
-	line = src_line(src, loc->line, &len);
+	line = cgfw_src_line(src, loc->line, &len);
 	if (!line || len > 512)
 		return;
 	sb_addn(&ctx->err, line, len);
@@ -114,41 +156,4 @@ void ctx_err_at(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 	for (i = loc->col; i <= (loc->col_end ? loc->col_end : loc->col); i++)
 		sb_adds(&ctx->err, "^");
 	sb_adds(&ctx->err, "\n");
-}
-
-static const char *const backend_names[] = {
-	[CGFW_BACKEND_AUTO] = "auto",
-	[CGFW_BACKEND_NFT] = "nft",
-	[CGFW_BACKEND_BPF] = "bpf",
-	[CGFW_BACKEND_BOTH] = "both",
-	[CGFW_BACKEND_NFT_NATIVE] = "nft-native",
-	[CGFW_BACKEND_NFT_EMULATED] = "nft-emulated",
-};
-
-_Static_assert(ARRAY_SIZE(backend_names) == CGFW_BACKEND_NFT_EMULATED + 1,
-	       "every backend has a name");
-
-CGFW_API int cgfw_backend__from_str(const char *s, enum cgfw_backend *out)
-{
-	size_t i;
-
-	for (i = 0; s && i < ARRAY_SIZE(backend_names); i++) {
-		if (!strcmp(s, backend_names[i])) {
-			*out = i;
-			return 0;
-		}
-	}
-	return libcgfw_err(-EINVAL);
-}
-
-CGFW_API const char *cgfw_backend__str(enum cgfw_backend b)
-{
-	if ((size_t)b >= ARRAY_SIZE(backend_names))
-		return "?";
-	return backend_names[b];
-}
-
-const char *cgfw_dir_str(enum cgfw_dir dir)
-{
-	return dir == CGFW_EGRESS ? "egress" : "ingress";
 }

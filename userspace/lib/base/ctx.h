@@ -4,6 +4,8 @@
 #define CGFW_BASE_CTX_H
 
 #include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -40,6 +42,31 @@ void ctx_err(struct cgfw_ctx *ctx, const char *fmt, ...) __printf(2, 3);
 void ctx_err_at(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 		const struct cgfw_loc *loc, const char *fmt, ...)
 	__printf(4, 5);
+
+/* Send a message to the print callback, if its level is wanted. */
+void cgfw_log(struct cgfw_ctx *ctx, enum cgfw_log_level level,
+	      const char *fmt, ...) __printf(3, 4);
+
+/* Line @line (1-based) of @src, without its newline; NULL if none. */
+const char *cgfw_src_line(const struct cgfw_source *src, unsigned int line,
+			  size_t *len);
+
+/*
+ * Options structs, as libbpf checks them: NULL is fine; else its size
+ * must be at least a size_t, and the bytes past the fields this library
+ * knows (a caller built against a newer header) must be zero.
+ */
+#define offsetofend(TYPE, FIELD) \
+	(offsetof(TYPE, FIELD) + sizeof(((TYPE *)0)->FIELD))
+bool cgfw_opts_check(struct cgfw_ctx *ctx, const void *opts, size_t known,
+		     const char *type);
+#define CGFW_OPTS_VALID(ctx, opts, TYPE)				\
+	cgfw_opts_check(ctx, opts,					\
+			offsetofend(struct TYPE, TYPE##__last_field), #TYPE)
+#define CGFW_OPTS_HAS(opts, FIELD)					\
+	((opts) && (opts)->sz >= offsetofend(typeof(*(opts)), FIELD))
+#define CGFW_OPTS_GET(opts, FIELD, fallback)				\
+	(CGFW_OPTS_HAS(opts, FIELD) ? (opts)->FIELD : (fallback))
 
 /* Return -err with errno set, as every exported int function does. */
 static inline int libcgfw_err(int ret)

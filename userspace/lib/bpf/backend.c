@@ -1,112 +1,41 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The bpf backend's operations: nft bytecode compiled to CGROUP_SKB
- * programs (bpf/codegen.c), loaded and attached (bpf/load.c).
- * libbpf's own messages are silenced: errors reach the caller through the
- * context, with the verifier's log where it has one.
+ * The bpf backend's operations (backend.h), and the library's calls that
+ * only the bpf backend has: its programs as assembly, as an ELF object,
+ * or loaded and pinned for another tool to attach.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
-#include <bpf/libbpf.h>
+#include <bpf/bpf.h>
 
 #include "bpf/table.h"
 
-static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	(void)level;
-	(void)fmt;
-	(void)ap;
-	return 0;
-}
-
+/* A CGROUP_SKB program that passes everything: does the kernel load it? */
 static int bpf_probe(struct cgfw_ctx *ctx)
 {
-	libbpf_print_fn_t old = libbpf_set_print(quiet);
-	int ret = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_CGROUP_SKB, NULL);
+	static const struct bpf_insn pass[] = {
+		I_MOV64_IMM(BPF_REG_0, 1),
+		I_EXIT(),
+	};
+	int fd = bpf_prog_load(BPF_PROG_TYPE_CGROUP_SKB, "cgfw_probe", "GPL",
+			       pass, ARRAY_SIZE(pass), NULL);
 
-	libbpf_set_print(old);
-	if (ret > 0)
+	if (fd >= 0) {
+		close(fd);
 		return 0;
-	ctx_err(ctx, "this kernel does not load BPF_PROG_TYPE_CGROUP_SKB programs (or cgfw lacks CAP_BPF/CAP_SYS_ADMIN); use '-b nft'");
+	}
+	if (fd == -EPERM)
+		ctx_err(ctx, "loading BPF programs needs CAP_BPF and CAP_NET_ADMIN (or CAP_SYS_ADMIN); run cgfw as root");
+	else
+		ctx_err(ctx, "this kernel does not load BPF_PROG_TYPE_CGROUP_SKB programs (%s); use '-b nft'",
+			strerror(-fd));
 	return -EOPNOTSUPP;
 }
 
-/* Compile every table without touching the kernel: can bpf do it all? */
-int bpf_check(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs)
-{
-	const struct ir_table *t;
-	struct bpf_table bt;
-	int ret = 0;
-
-	list_for_each_entry(t, &rs->tables, list) {
-		ret = bpf_table_compile(ctx, rs, t, &bt);
-		if (ret)
-			break;
-		bpf_table_release(&bt);
-	}
-	return ret;
-}
-
-/* Every table compiled before the first is loaded: all can be done. */
-static int bpf_apply(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs)
-{
-	libbpf_print_fn_t old = libbpf_set_print(quiet);
-	const struct ir_table *t;
-	struct bpf_table *bt;
-	size_t n = 0, i;
-	int ret = 0;
-
-	list_for_each_entry(t, &rs->tables, list)
-		n++;
-	bt = calloc(n + 1, sizeof(*bt));
-	if (!bt)
-		return -ENOMEM;
-	i = 0;
-	list_for_each_entry(t, &rs->tables, list) {
-		ret = bpf_table_name_ok(ctx, rs, t);
-		ret = ret ? : bpf_table_compile(ctx, rs, t, &bt[i]);
-		if (ret)
-			break;
-		i++;
-	}
-	for (i = 0; !ret && i < n; i++)
-		ret = bpf_table_apply(ctx, &bt[i]);
-	for (i = 0; i < n; i++)
-		bpf_table_release(&bt[i]);
-	free(bt);
-	libbpf_set_print(old);
-	return ret;
-}
-
-static int bpf_remove(struct cgfw_ctx *ctx, const char *name)
-{
-	return bpf_table_remove(ctx, name);
-}
-
-static int bpf_list_tables(struct cgfw_ctx *ctx, const char *name,
-			   struct cgfw_listing *l)
-{
-	libbpf_print_fn_t old = libbpf_set_print(quiet);
-	int ret = bpf_list(ctx, name, l);
-
-	libbpf_set_print(old);
-	return ret;
-}
-
-const struct backend_ops bpf_backend = {
-	.name = "bpf",
-	.probe = bpf_probe,
-	.apply = bpf_apply,
-	.remove = bpf_remove,
-	.list = bpf_list_tables,
-	.set_decl = bpf_set_decl,
-	.update = bpf_update,
-};
-
-/* Every table compiled, or none. */
-static int compile_all(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
-		       struct bpf_table **out, size_t *n)
+int cgfw_bpf_compile_all(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
+			 struct bpf_table **out, size_t *n)
 {
 	const struct ir_table *t;
 	struct bpf_table *bt;
@@ -120,7 +49,8 @@ static int compile_all(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 		return -ENOMEM;
 	*n = 0;
 	list_for_each_entry(t, &rs->tables, list) {
-		ret = bpf_table_compile(ctx, rs, t, &bt[*n]);
+		ret = cgfw_bpf_name_ok(ctx, rs, t);
+		ret = ret ? : cgfw_bpf_compile_table(ctx, rs, t, &bt[*n]);
 		if (ret)
 			break;
 		(*n)++;
@@ -129,14 +59,136 @@ static int compile_all(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 	return ret;
 }
 
-static void release_all(struct bpf_table *bt, size_t n)
+void cgfw_bpf_release_all(struct bpf_table *bt, size_t n)
 {
 	size_t i;
 
-	for (i = 0; i < n; i++)
-		bpf_table_release(&bt[i]);
+	for (i = 0; bt && i < n; i++)
+		cgfw_bpf_table_release(&bt[i]);
 	free(bt);
 }
+
+/* Compile every table without touching the kernel: can bpf do it all? */
+int cgfw_bpf_check(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs)
+{
+	struct bpf_table *bt;
+	size_t n;
+	int ret;
+
+	ret = cgfw_bpf_compile_all(ctx, rs, &bt, &n);
+	cgfw_bpf_release_all(bt, n);
+	return ret;
+}
+
+/* ---- apply: stage every table, then switch every table ---- */
+
+struct staged {
+	char **names;
+	size_t n;
+};
+
+static void staged_free(struct staged *st)
+{
+	size_t i;
+
+	for (i = 0; i < st->n; i++)
+		free(st->names[i]);
+	free(st->names);
+	free(st);
+}
+
+static void bpf_abort(void *priv)
+{
+	struct staged *st = priv;
+	size_t i;
+
+	if (!st)
+		return;
+	for (i = 0; i < st->n; i++)
+		cgfw_bpf_unstage(st->names[i]);
+	staged_free(st);
+}
+
+/*
+ * Everything compiled, loaded and verified, and pinned as each table's
+ * next generation, before any link changes.
+ */
+static int bpf_stage(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
+		     const struct cgfw_apply_info *ai, void **priv)
+{
+	struct staged *st = calloc(1, sizeof(*st));
+	struct bpf_table *bt = NULL;
+	size_t n = 0, i;
+	int ret;
+
+	if (!st)
+		return -ENOMEM;
+	ret = cgfw_bpf_compile_all(ctx, rs, &bt, &n);
+	ret = ret ? : cgfw_bpf_ensure_root(ctx);
+	for (i = 0; !ret && i < n; i++)
+		ret = cgfw_bpf_load(ctx, &bt[i], ai->gen, ai->nft_family);
+	st->names = calloc(n + 1, sizeof(*st->names));
+	if (!ret && !st->names)
+		ret = -ENOMEM;
+	for (i = 0; !ret && i < n; i++) {
+		ret = cgfw_bpf_stage(ctx, &bt[i]);
+		if (ret)
+			break;
+		st->names[st->n] = strdup(bt[i].table->name);
+		if (!st->names[st->n++])
+			ret = -ENOMEM;
+	}
+	/* the pins hold what was loaded now */
+	cgfw_bpf_release_all(bt, n);
+	if (ret) {
+		bpf_abort(st);
+		return ret;
+	}
+	*priv = st;
+	return 0;
+}
+
+static int bpf_commit(struct cgfw_ctx *ctx, void *priv)
+{
+	struct staged *st = priv;
+	size_t i;
+	int ret = 0;
+
+	for (i = 0; !ret && i < st->n; i++)
+		ret = cgfw_bpf_switch(ctx, st->names[i]);
+	for (; i < st->n; i++)
+		cgfw_bpf_unstage(st->names[i]);
+	staged_free(st);
+	return ret;
+}
+
+/* An interrupted apply of @name: switch to its staged generation, or not. */
+static int bpf_finish(struct cgfw_ctx *ctx, const char *name, bool forward)
+{
+	if (forward)
+		return cgfw_bpf_switch(ctx, name);
+	cgfw_bpf_unstage(name);
+	return 0;
+}
+
+const struct backend_ops cgfw_backend_bpf = {
+	.name = "bpf",
+	.probe = bpf_probe,
+	.check = cgfw_bpf_check,
+	.stage = bpf_stage,
+	.commit = bpf_commit,
+	.abort = bpf_abort,
+	.remove = cgfw_bpf_remove,
+	.list = cgfw_bpf_list,
+	.set_object = cgfw_bpf_set_object,
+	.update = cgfw_bpf_update,
+	.tables = cgfw_bpf_tables,
+	.pending = cgfw_bpf_pending,
+	.finish = bpf_finish,
+	.pending_tables = cgfw_bpf_staged_tables,
+};
+
+/* ---- what only the bpf backend has ---- */
 
 CGFW_API int cgfw_ruleset__bpf_object(struct cgfw_ctx *ctx,
 				      const struct cgfw_ruleset *rs,
@@ -151,9 +203,9 @@ CGFW_API int cgfw_ruleset__bpf_object(struct cgfw_ctx *ctx,
 		return libcgfw_err(-EINVAL);
 	ctx_reset(ctx);
 	sb_init(&sb);
-	ret = compile_all(ctx, rs, &bt, &n);
-	ret = ret ? : bpf_tables_write_elf(ctx, bt, n, path, &sb);
-	release_all(bt, n);
+	ret = cgfw_bpf_compile_all(ctx, rs, &bt, &n);
+	ret = ret ? : cgfw_bpf_write_elf(ctx, bt, n, path, &sb);
+	cgfw_bpf_release_all(bt, n);
 	if (ret) {
 		sb_release(&sb);
 		return libcgfw_err(ret);
@@ -166,7 +218,6 @@ CGFW_API int cgfw_ruleset__bpf_pin(struct cgfw_ctx *ctx,
 				   const struct cgfw_ruleset *rs,
 				   const char *dir, char **pinned)
 {
-	libbpf_print_fn_t old;
 	struct bpf_table *bt = NULL;
 	struct strbuf sb;
 	size_t n, i;
@@ -175,13 +226,13 @@ CGFW_API int cgfw_ruleset__bpf_pin(struct cgfw_ctx *ctx,
 	if (!ctx || !rs || !dir || !pinned)
 		return libcgfw_err(-EINVAL);
 	ctx_reset(ctx);
-	old = libbpf_set_print(quiet);
 	sb_init(&sb);
-	ret = compile_all(ctx, rs, &bt, &n);
-	for (i = 0; !ret && i < n; i++)
-		ret = bpf_table_pin(ctx, &bt[i], dir, &sb);
-	release_all(bt, n);
-	libbpf_set_print(old);
+	ret = cgfw_bpf_compile_all(ctx, rs, &bt, &n);
+	for (i = 0; !ret && i < n; i++) {
+		ret = cgfw_bpf_load(ctx, &bt[i], 0, 0);
+		ret = ret ? : cgfw_bpf_pin_progs(ctx, &bt[i], dir, &sb);
+	}
+	cgfw_bpf_release_all(bt, n);
 	if (ret) {
 		sb_release(&sb);
 		return libcgfw_err(ret);
@@ -204,7 +255,7 @@ CGFW_API int cgfw_ruleset__bpf_asm(struct cgfw_ctx *ctx,
 	ctx_reset(ctx);
 	sb_init(&sb);
 	list_for_each_entry(t, &rs->tables, list) {
-		ret = bpf_table_compile(ctx, rs, t, &bt);
+		ret = cgfw_bpf_compile_table(ctx, rs, t, &bt);
 		if (ret)
 			break;
 		for (i = 0; i < bt.n_maps; i++)
@@ -220,7 +271,7 @@ CGFW_API int cgfw_ruleset__bpf_asm(struct cgfw_ctx *ctx,
 				bt.progs[i].em.n);
 			em_dump(&bt.progs[i].em, &sb);
 		}
-		bpf_table_release(&bt);
+		cgfw_bpf_table_release(&bt);
 		sb_adds(&sb, "\n");
 	}
 	if (ret) {

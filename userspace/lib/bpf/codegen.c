@@ -1505,7 +1505,7 @@ static void gen_base_chain(struct cg *g, const struct ir_chain *c)
 	em_bind(g->em, end);
 }
 
-int bpf_prog_generate(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
+int cgfw_bpf_generate(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 		      struct bpf_table *bt, struct bpf_prog_spec *p)
 {
 	struct cg state = {
@@ -1514,6 +1514,10 @@ int bpf_prog_generate(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 	size_t i, n_maps;
 
 	em_init(&p->em);
+	/* what the program enforces is described by a map it carries */
+	em_note(&p->em, "the table's description (bpf/desc.h)");
+	em_ld_imm64(&p->em, BPF_REG_0, BPF_PSEUDO_MAP_FD,
+		    MAP_IDX_BIAS + bt->desc_map);
 	gen_prologue(g);
 	for (i = 0; i < p->n_chains && !g->err; i++)
 		gen_base_chain(g, p->chains[i]);

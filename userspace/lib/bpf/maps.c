@@ -11,12 +11,16 @@
  *    chain }, the chain by its index in the table;
  *  - the counters are a per-CPU array, one { packets, bytes } per slot.
  */
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <libnftnl/set.h>
 #include <linux/netfilter/nf_tables.h>
 
+#include "bpf/desc.h"
 #include "bpf/table.h"
+#include "front/intervals.h"
 
 /* Anonymous sets of at most this many exact keys are compared inline. */
 #define INLINE_SET_MAX 8
@@ -113,43 +117,16 @@ static int elem_value(const struct ir_table *t, struct nftnl_set_elem *e,
 	return 0;
 }
 
-typedef unsigned __int128 u128;
-
-static u128 be_u128(const uint8_t *b, uint32_t n)
+static cgfw_u128 low_mask(unsigned int k)
 {
-	u128 v = 0;
-	uint32_t i;
-
-	for (i = 0; i < n; i++)
-		v = v << 8 | b[i];
-	return v;
-}
-
-static u128 low_mask(unsigned int k)
-{
-	return k >= 128 ? ~(u128)0 : ((u128)1 << k) - 1;
-}
-
-struct bound {
-	const uint8_t *key;
-	bool end;
-	struct nftnl_set_elem *elem;
-};
-
-static uint32_t sort_klen;
-
-static int cmp_bound(const void *a, const void *b)
-{
-	const struct bound *x = a, *y = b;
-
-	return memcmp(x->key, y->key, sort_klen);
+	return k >= 128 ? ~(cgfw_u128)0 : ((cgfw_u128)1 << k) - 1;
 }
 
 /* [lo, hi] as LPM entries: the fewest aligned blocks that cover it. */
-static int add_range(struct bpf_map_spec *m, u128 lo, u128 hi,
-		     uint32_t klen, const uint8_t *value)
+int cgfw_bpf_add_range(struct bpf_map_spec *m, cgfw_u128 lo, cgfw_u128 hi,
+		       uint32_t klen, const uint8_t *value)
 {
-	unsigned int bits = klen * 8, k, i;
+	unsigned int bits = klen * 8, k;
 	uint8_t key[4 + 16];
 	uint32_t plen;
 	int ret;
@@ -160,8 +137,7 @@ static int add_range(struct bpf_map_spec *m, u128 lo, u128 hi,
 			;
 		plen = bits - k;
 		memcpy(key, &plen, 4);
-		for (i = 0; i < klen; i++)
-			key[4 + i] = lo >> (8 * (klen - 1 - i));
+		cgfw_be_put(key + 4, klen, lo);
 		ret = add_elem(m, key, value);
 		if (ret)
 			return ret;
@@ -172,69 +148,58 @@ static int add_range(struct bpf_map_spec *m, u128 lo, u128 hi,
 	return 0;
 }
 
-/*
- * nft keeps an interval [a, b] as a start element a and an end element
- * b + 1 (flagged INTERVAL_END); an open end runs to the largest key.
- */
-static int fill_intervals(struct cgfw_ctx *ctx, const struct ir_table *t,
-			  struct bpf_map_spec *m, const struct nftnl_set *s,
-			  uint32_t klen, bool verdict)
+struct fill {
+	const struct ir_table *t;
+	struct bpf_map_spec *m;
+	bool verdict;
+};
+
+/* One element or interval of a set into its map. */
+static int fill_elem(const uint8_t *key, const uint8_t *last, uint32_t len,
+		     struct nftnl_set_elem *e, void *data)
+{
+	struct fill *f = data;
+	uint8_t value[64];
+	int ret;
+
+	if (!key)
+		return -EOPNOTSUPP;	/* the catch-all: refused above */
+	ret = elem_value(f->t, e, f->verdict, value, f->m->value_size);
+	if (ret)
+		return ret;
+	if (f->m->type != BPF_MAP_TYPE_LPM_TRIE)
+		return add_elem(f->m, key, value);
+	if (!last)
+		last = key;
+	return cgfw_bpf_add_range(f->m, cgfw_be_get(key, len),
+				  cgfw_be_get(last, len), len, value);
+}
+
+/* The catch-all element has no equivalent yet: refused with the set. */
+static int catchall(struct cgfw_ctx *ctx, const struct cgfw_source *src,
+		    const struct cgfw_loc *loc, const struct nftnl_set *s,
+		    const char *name)
 {
 	struct nftnl_set_elems_iter *it = nftnl_set_elems_iter_create(s);
-	struct bound *b = NULL, *nb;
 	struct nftnl_set_elem *e;
-	uint8_t value[64];
-	size_t n = 0, i;
-	uint32_t len;
-	u128 max = low_mask(klen * 8), hi;
 	int ret = 0;
 
 	if (!it)
 		return -ENOMEM;
-	while ((e = nftnl_set_elems_iter_next(it))) {
-		nb = realloc(b, (n + 1) * sizeof(*b));
-		if (!nb) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		b = nb;
-		b[n].key = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY, &len);
-		b[n].end = elem_u32(e, NFTNL_SET_ELEM_FLAGS) &
-			   NFT_SET_ELEM_INTERVAL_END;
-		b[n].elem = e;
-		if (len != klen) {
-			ret = -EINVAL;
-			goto out;
-		}
-		n++;
+	while (!ret && (e = nftnl_set_elems_iter_next(it))) {
+		if (!(elem_u32(e, NFTNL_SET_ELEM_FLAGS) &
+		      NFT_SET_ELEM_CATCHALL))
+			continue;
+		ctx_err_at(ctx, src, loc,
+			   "the bpf backend cannot do the catch-all element of set '%s' yet; use the nft backend",
+			   name);
+		ret = -EOPNOTSUPP;
 	}
-	sort_klen = klen;
-	qsort(b, n, sizeof(*b), cmp_bound);
-	for (i = 0; i < n && !ret; i++) {
-		if (b[i].end)
-			continue;	/* an end without a start: nothing */
-		if (i + 1 < n && b[i + 1].end) {
-			hi = be_u128(b[i + 1].key, klen);
-			if (!hi)
-				continue;
-			hi--;
-		} else {
-			hi = max;
-		}
-		ret = elem_value(t, b[i].elem, verdict, value, m->value_size);
-		ret = ret ? : add_range(m, be_u128(b[i].key, klen), hi, klen,
-					value);
-	}
-out:
-	if (ret)
-		ctx_err(ctx, "cannot turn set %s into prefixes: %s",
-			nftnl_set_get_str(s, NFTNL_SET_NAME), strerror(-ret));
-	free(b);
 	nftnl_set_elems_iter_destroy(it);
 	return ret;
 }
 
-int bpf_set_spec(struct cgfw_ctx *ctx, const struct cgfw_source *src,
+int cgfw_bpf_set_spec(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 		 const struct cgfw_loc *loc, const struct ir_table *table,
 		 const struct ir_set *set, struct bpf_map_spec *m)
 {
@@ -243,11 +208,7 @@ int bpf_set_spec(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 	uint32_t flags = nftnl_set_get_u32(s, NFTNL_SET_FLAGS);
 	uint32_t klen = nftnl_set_get_u32(s, NFTNL_SET_KEY_LEN);
 	bool is_map = flags & NFT_SET_MAP, verdict = false;
-	struct nftnl_set_elems_iter *it;
-	struct nftnl_set_elem *e;
-	uint8_t value[64];
-	const void *key;
-	uint32_t len;
+	struct fill f;
 	int ret;
 
 	if (is_map)
@@ -268,42 +229,24 @@ int bpf_set_spec(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 	m->value_size = verdict ? 8 :
 			is_map ? (nftnl_set_get_u32(s, NFTNL_SET_DATA_LEN) + 3) / 4 * 4 :
 			1;
-	if (m->value_size > sizeof(value))
+	if (m->value_size > 64)
 		return -EOPNOTSUPP;
-	ret = 0;
 	if (flags & NFT_SET_INTERVAL) {
 		if (klen > 16)
 			return -EOPNOTSUPP;
 		m->type = BPF_MAP_TYPE_LPM_TRIE;
 		m->key_size = 4 + klen;
 		m->flags = BPF_F_NO_PREALLOC;
-		ret = fill_intervals(ctx, table, m, s, klen, verdict);
 	} else {
 		m->type = BPF_MAP_TYPE_HASH;
 		m->key_size = klen;
-		it = nftnl_set_elems_iter_create(s);
-		if (!it)
-			return -ENOMEM;
-		while (!ret && (e = nftnl_set_elems_iter_next(it))) {
-			if (elem_u32(e, NFTNL_SET_ELEM_FLAGS) &
-			    NFT_SET_ELEM_CATCHALL) {
-				ctx_err_at(ctx, src, loc,
-					   "the bpf backend cannot do the catch-all element of set '%s' yet; use the nft backend",
-					   name);
-				ret = -EOPNOTSUPP;
-				break;
-			}
-			key = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY, &len);
-			if (!key || len != klen) {
-				ret = -EINVAL;
-				break;
-			}
-			ret = elem_value(table, e, verdict, value,
-					 m->value_size);
-			ret = ret ? : add_elem(m, key, value);
-		}
-		nftnl_set_elems_iter_destroy(it);
 	}
+	ret = catchall(ctx, src, loc, s, name);
+	f = (struct fill){ .t = table, .m = m, .verdict = verdict };
+	ret = ret ? : cgfw_set_elems(s, fill_elem, &f);
+	if (ret && ret != -EOPNOTSUPP && !ctx->err.len)
+		ctx_err(ctx, "cannot turn set %s into a BPF map: %s", name,
+			strerror(-ret));
 	/* a few exact keys, fixed: comparisons beat a lookup, and no map */
 	m->inline_only = set->anonymous && !is_map && !ret &&
 			 m->type == BPF_MAP_TYPE_HASH &&
@@ -324,7 +267,7 @@ static int set_to_map(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 	struct bpf_map_spec *m;
 	int ret = add_map(bt, &m);
 
-	return ret ? : bpf_set_spec(ctx, &rs->src, &bt->table->loc, bt->table,
+	return ret ? : cgfw_bpf_set_spec(ctx, &rs->src, &bt->table->loc, bt->table,
 				    set, m);
 }
 
@@ -356,6 +299,7 @@ static struct bpf_prog_spec *prog_for(struct bpf_table *bt,
 	p = &bt->progs[bt->n_progs++];
 	memset(p, 0, sizeof(*p));
 	p->table = bt->table;
+	p->fd = -1;
 	p->dir = c->dir;
 	p->cgroup = &c->cgroup;
 found:
@@ -367,15 +311,19 @@ found:
 	return p;
 }
 
-void bpf_table_release(struct bpf_table *bt)
+void cgfw_bpf_table_release(struct bpf_table *bt)
 {
 	size_t i;
 
 	for (i = 0; i < bt->n_maps; i++) {
 		free(bt->maps[i].keys);
 		free(bt->maps[i].values);
+		if (bt->maps[i].fd >= 0)
+			close(bt->maps[i].fd);
 	}
 	for (i = 0; i < bt->n_progs; i++) {
+		if (bt->progs[i].fd >= 0)
+			close(bt->progs[i].fd);
 		em_release(&bt->progs[i].em);
 		free(bt->progs[i].chains);
 		free(bt->progs[i].slots);
@@ -387,7 +335,7 @@ void bpf_table_release(struct bpf_table *bt)
 	memset(bt, 0, sizeof(*bt));
 }
 
-int bpf_table_compile(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
+int cgfw_bpf_compile_table(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 		      const struct ir_table *t, struct bpf_table *bt)
 {
 	const struct ir_chain *c;
@@ -413,6 +361,18 @@ int bpf_table_compile(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 			goto err;
 		}
 	}
+	/* the description: sized and filled when loaded (bpf/load.c) */
+	ret = add_map(bt, &m);
+	if (ret)
+		goto err;
+	bt->desc_map = bt->n_maps - 1;
+	m->type = BPF_MAP_TYPE_ARRAY;
+	m->key_size = 4;
+	m->value_size = 8;
+	m->max_entries = 1;
+	m->flags = BPF_F_RDONLY_PROG;
+	m->desc = true;
+	snprintf(m->name, sizeof(m->name), CGFW_DESC_MAP_NAME);
 	for (i = 0; i < bt->n_progs; i++) {
 		p = &bt->progs[i];
 		qsort(p->chains, p->n_chains, sizeof(*p->chains), cmp_prio);
@@ -424,7 +384,7 @@ int bpf_table_compile(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 		m->key_size = 4;
 		m->value_size = 16;
 		snprintf(m->name, sizeof(m->name), "cgfw_count");
-		ret = bpf_prog_generate(ctx, rs, bt, p);
+		ret = cgfw_bpf_generate(ctx, rs, bt, p);
 		if (ret)
 			goto err;
 		m = &bt->maps[p->counters_map];
@@ -435,6 +395,6 @@ err:
 	if (ret == -ENOMEM && !ctx->err.len)
 		ctx_err(ctx, "out of memory compiling table '%s' to BPF",
 			t->name);
-	bpf_table_release(bt);
+	cgfw_bpf_table_release(bt);
 	return ret;
 }

@@ -12,6 +12,11 @@
  *
  * libbpf cannot carry the contents of hash maps and LPM tries in an
  * object: the caller gets the bpftool commands that fill them.
+ *
+ * The BTF is built once (cgfw_bpf_btf()) for both paths: the object's
+ * .BTF, and the BTF that apply and --pin load for a limit's state, whose
+ * value holds a bpf_spin_lock. So what -o writes and what apply loads are
+ * the same maps.
  */
 #include <fcntl.h>
 #include <gelf.h>
@@ -70,29 +75,121 @@ static Elf_Scn *add_section(Elf *e, struct strtab *st, const char *name,
 	return scn;
 }
 
-/* struct { int (*type)[T]; ... } for one map, as BTF; its type id. */
-static int map_btf(struct btf *btf, int int_id,
-		   const struct bpf_map_spec *m)
+/* A pointer to an array of @n ints: how BTF-defined maps give numbers. */
+static int num(struct btf *btf, int int_id, uint32_t n)
 {
-	static const char *const fields[] = {
-		"type", "max_entries", "key_size", "value_size", "map_flags",
-	};
-	uint32_t v[] = { m->type, m->max_entries, m->key_size, m->value_size,
-			 m->flags };
-	int s, i, a, p[5];
+	int a = btf__add_array(btf, int_id, int_id, n);
+
+	return a < 0 ? a : btf__add_ptr(btf, a);
+}
+
+/*
+ * struct { int (*type)[T]; ... } for one map, as BTF; its type id. A
+ * limit's state names its key and value types instead of their sizes.
+ */
+static int map_def(struct btf *btf, int int_id, uint32_t limit_key,
+		   uint32_t limit_value, const struct bpf_map_spec *m)
+{
+	const char *fields[5] = { "type", "max_entries", "map_flags" };
+	uint32_t v[] = { m->type, m->max_entries, m->flags };
+	int s, i, p[5], n = 3;
 
 	/* the member types first: a struct's fields must follow it */
-	for (i = 0; i < 5; i++) {
-		a = btf__add_array(btf, int_id, int_id, v[i]);
-		p[i] = a < 0 ? a : btf__add_ptr(btf, a);
+	for (i = 0; i < n; i++)
+		if ((p[i] = num(btf, int_id, v[i])) < 0)
+			return p[i];
+	if (m->spin_lock) {
+		fields[n] = "key";
+		p[n++] = btf__add_ptr(btf, limit_key);
+		fields[n] = "value";
+		p[n++] = btf__add_ptr(btf, limit_value);
+	} else {
+		fields[n] = "key_size";
+		p[n++] = num(btf, int_id, m->key_size);
+		fields[n] = "value_size";
+		p[n++] = num(btf, int_id, m->value_size);
+	}
+	for (i = 3; i < n; i++)
 		if (p[i] < 0)
 			return p[i];
-	}
-	s = btf__add_struct(btf, NULL, sizeof(v) / sizeof(v[0]) * 8);
-	for (i = 0; s >= 0 && i < 5; i++)
+	s = btf__add_struct(btf, NULL, n * 8);
+	for (i = 0; s >= 0 && i < n; i++)
 		if (btf__add_field(btf, fields[i], p[i], i * 64, 0))
 			return -EINVAL;
 	return s;
+}
+
+/* The name of map @k (over all tables) in the object. */
+static void map_sym(char *buf, size_t size, const struct bpf_table *bt,
+		    size_t k)
+{
+	snprintf(buf, size, "%.6s_m%zu", bt->table->name, k);
+}
+
+struct btf *cgfw_bpf_btf(const struct bpf_table *bts, size_t n_tables,
+			 uint32_t *limit_key, uint32_t *limit_value,
+			 int **map_var)
+{
+	struct btf *btf = btf__new_empty();
+	int i32, u64, lock, val, def, var, ds;
+	size_t i, j, k, n = 0, n_maps = 0;
+	int *vars = NULL;
+	char name[64];
+
+	for (i = 0; i < n_tables; i++)
+		n_maps += bts[i].n_maps;
+	vars = calloc(n_maps + 1, sizeof(*vars));
+	if (!btf || !vars)
+		goto err;
+	/* a limit's state: struct cgfw_limit in codegen.c */
+	i32 = btf__add_int(btf, "int", 4, BTF_INT_SIGNED);
+	u64 = btf__add_int(btf, "unsigned long long", 8, 0);
+	lock = btf__add_struct(btf, "bpf_spin_lock", 4);
+	if (i32 < 0 || u64 < 0 || lock < 0 ||
+	    btf__add_field(btf, "val", i32, 0, 0))
+		goto err;
+	val = btf__add_struct(btf, "cgfw_limit", 24);
+	if (val < 0 || btf__add_field(btf, "lock", lock, 0, 0) ||
+	    btf__add_field(btf, "pad", i32, 32, 0) ||
+	    btf__add_field(btf, "tokens", u64, 64, 0) ||
+	    btf__add_field(btf, "last", u64, 128, 0))
+		goto err;
+	*limit_key = i32;
+	*limit_value = val;
+	/* the maps: one variable each in .maps, none for inline sets */
+	for (i = 0, k = 0; i < n_tables; i++) {
+		for (j = 0; j < bts[i].n_maps; j++, k++) {
+			vars[k] = -1;
+			if (bts[i].maps[j].inline_only)
+				continue;
+			def = map_def(btf, i32, i32, val, &bts[i].maps[j]);
+			map_sym(name, sizeof(name), &bts[i], k);
+			var = def < 0 ? def : btf__add_var(btf, name,
+					BTF_VAR_GLOBAL_ALLOCATED, def);
+			if (var < 0)
+				goto err;
+			vars[k] = var;
+			n++;
+		}
+	}
+	ds = btf__add_datasec(btf, ".maps", n * 40);
+	for (k = 0, i = 0; ds >= 0 && k < n_maps; k++) {
+		if (vars[k] < 0)
+			continue;
+		if (btf__add_datasec_var_info(btf, vars[k], i++ * 40, 40))
+			goto err;
+	}
+	if (ds < 0)
+		goto err;
+	if (map_var)
+		*map_var = vars;
+	else
+		free(vars);
+	return btf;
+err:
+	free(vars);
+	btf__free(btf);
+	return NULL;
 }
 
 static void hex(struct strbuf *sb, const void *p, size_t n)
@@ -104,9 +201,9 @@ static void hex(struct strbuf *sb, const void *p, size_t n)
 		sb_addf(sb, " %02x", b[i]);
 }
 
-int bpf_tables_write_elf(struct cgfw_ctx *ctx, struct bpf_table *bts,
-			 size_t n_tables, const char *path,
-			 struct strbuf *commands)
+int cgfw_bpf_write_elf(struct cgfw_ctx *ctx, struct bpf_table *bts,
+		       size_t n_tables, const char *path,
+		       struct strbuf *commands)
 {
 	static const char license[] = "GPL";
 	struct strtab st = { 0 };
@@ -124,17 +221,10 @@ int bpf_tables_write_elf(struct cgfw_ctx *ctx, struct bpf_table *bts,
 	char *maps_data = NULL, name[64];
 	const void *raw;
 	uint32_t raw_len;
-	int fd = -1, ret = -ENOMEM, int_id, ds, var;
+	uint32_t limit_key, limit_value;
+	int fd = -1, ret = -ENOMEM;
 	Elf *e = NULL;
 
-	for (i = 0; i < n_tables; i++) {
-		for (j = 0; j < bts[i].n_maps; j++) {
-			if (!bts[i].maps[j].spin_lock)
-				continue;
-			ctx_err(ctx, "'limit' is not written to ELF objects yet (its state needs a BTF-described spin lock); apply the table instead, or --pin its programs");
-			return -EOPNOTSUPP;
-		}
-	}
 	map_base = calloc(n_tables + 1, sizeof(*map_base));
 	if (!map_base)
 		goto out;
@@ -148,7 +238,6 @@ int bpf_tables_write_elf(struct cgfw_ctx *ctx, struct bpf_table *bts,
 		}
 	}
 	syms = calloc(n_maps + n_progs + 1, sizeof(*syms));
-	var_ids = calloc(n_maps + 1, sizeof(*var_ids));
 	sym_of = calloc(n_maps + 1, sizeof(*sym_of));
 	maps_data = calloc(n_maps + 1, 40);
 	for (k = 0; k < 2; k++) {
@@ -156,30 +245,17 @@ int bpf_tables_write_elf(struct cgfw_ctx *ctx, struct bpf_table *bts,
 		rels[k] = calloc(n_code[k] + 1, sizeof(GElf_Rel));
 		n_code[k] = 0;
 	}
-	btf = btf__new_empty();
-	if (!syms || !var_ids || !sym_of || !maps_data || !code[0] || !code[1] || !rels[0] ||
-	    !rels[1] || !btf)
+	btf = cgfw_bpf_btf(bts, n_tables, &limit_key, &limit_value, &var_ids);
+	if (!syms || !sym_of || !maps_data || !code[0] || !code[1] ||
+	    !rels[0] || !rels[1] || !btf)
 		goto out;
 
-	/* maps: BTF, .maps, and a symbol each; none for inline sets */
-	int_id = btf__add_int(btf, "int", 4, BTF_INT_SIGNED);
+	/* maps: a symbol each in .maps; none for inline sets */
 	for (i = 0, k = 0; i < n_tables; i++) {
 		for (j = 0; j < bts[i].n_maps; j++, k++) {
-			int s;
-
-			if (bts[i].maps[j].inline_only)
+			if (var_ids[k] < 0)
 				continue;
-			s = map_btf(btf, int_id, &bts[i].maps[j]);
-
-			snprintf(name, sizeof(name), "%.6s_m%zu",
-				 bts[i].table->name, k);
-			var = s < 0 ? s : btf__add_var(btf, name,
-					BTF_VAR_GLOBAL_ALLOCATED, s);
-			if (var < 0) {
-				ret = var;
-				goto out;
-			}
-			var_ids[n_decl] = var;
+			map_sym(name, sizeof(name), &bts[i], k);
 			sym_of[k] = n_syms;
 			syms[n_syms].st_name = str_add(&st, name);
 			syms[n_syms].st_info = GELF_ST_INFO(STB_GLOBAL,
@@ -190,15 +266,6 @@ int bpf_tables_write_elf(struct cgfw_ctx *ctx, struct bpf_table *bts,
 			n_decl++;
 		}
 	}
-	ds = btf__add_datasec(btf, ".maps", n_decl * 40);
-	for (k = 0; ds >= 0 && k < n_decl; k++)
-		ds = btf__add_datasec_var_info(btf, var_ids[k], k * 40, 40) ?
-		     -EINVAL : ds;
-	if (ds < 0) {
-		ret = ds;
-		goto out;
-	}
-
 	/* programs: copied, map references as relocations to their maps */
 	for (i = 0; i < n_tables; i++) {
 		for (j = 0; j < bts[i].n_progs; j++) {

@@ -1,7 +1,18 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The bpf backend (DESIGN.md 2.3): for each table and each (cgroup,
- * direction) it binds, one BPF_PROG_TYPE_CGROUP_SKB program.
+ * The bpf backend: for each table and each (cgroup, direction) it binds,
+ * one BPF_PROG_TYPE_CGROUP_SKB program.
+ *
+ *	maps.c		a table's sets as BPF maps, its programs grouped
+ *	codegen.c	nf_tables bytecode to BPF, through emit.c
+ *	object.c	the table's BTF, and the programs as an ELF object
+ *	load.c		maps created and filled, the description, the
+ *			programs loaded (the verifier's log mapped to rules)
+ *	install.c	generations pinned in bpffs, attached with bpf_link,
+ *			switched, recovered, removed
+ *	read.c		what runs, back into the model
+ *	update.c	named sets' maps changed in place
+ *	backend.c	the backend's operations and the library's bpf calls
  *
  * Program flavour: the context is a struct __sk_buff whose data starts at
  * the network header (no link layer); return 1 lets the packet pass, 0
@@ -13,17 +24,22 @@
 #define CGFW_BPF_TABLE_H
 
 #include "bpf/emit.h"
+#include "front/intervals.h"
 
-/* A map a program uses: a set of the table, or the counters. */
+#define CGFW_BPFFS	"/sys/fs/bpf"
+#define CGFW_PIN_ROOT	CGFW_BPFFS "/cgfw"
+
+/* A map a program uses: a set of the table, counters, state, description. */
 struct bpf_map_spec {
 	char name[16];			/* BPF_OBJ_NAME_LEN */
-	const struct ir_set *set;	/* NULL: the counters */
+	const struct ir_set *set;	/* NULL: not a set */
 	uint32_t type;			/* BPF_MAP_TYPE_* */
 	uint32_t key_size, value_size, max_entries, flags;
 	void *keys, *values;		/* n_elems entries of each */
 	uint32_t n_elems;
 	bool inline_only;		/* compiled as comparisons: no map */
 	bool spin_lock;			/* values start with a bpf_spin_lock */
+	bool desc;			/* the description (bpf/desc.h) */
 	int fd;				/* -1 until created */
 };
 
@@ -43,6 +59,7 @@ struct bpf_prog_spec {
 	struct bpf_slot *slots;		/* counters map: one per slot */
 	size_t n_slots;
 	size_t counters_map;		/* index in the table's maps */
+	int fd;				/* loaded: -1 until then */
 };
 
 /* Everything the bpf backend makes of one table. */
@@ -51,6 +68,7 @@ struct bpf_table {
 	const struct ir_table *table;
 	struct bpf_map_spec *maps;
 	size_t n_maps;
+	size_t desc_map;		/* index of the description's map */
 	/* quotas and limits: one slot each, however often inlined */
 	struct bpf_state {
 		size_t map;		/* SIZE_MAX: none yet */
@@ -61,43 +79,118 @@ struct bpf_table {
 	size_t n_progs;
 };
 
-/* Can the bpf backend compile every table of @rs? (no kernel change) */
-int bpf_check(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs);
+/* ---- compiling (maps.c, codegen.c) ---- */
 
 /* Compile @t into programs and map specifications; errors in ctx. */
-int bpf_table_compile(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
-		      const struct ir_table *t, struct bpf_table *out);
-void bpf_table_release(struct bpf_table *bt);
+int cgfw_bpf_compile_table(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
+			   const struct ir_table *t, struct bpf_table *out);
+/* Every table of @rs compiled, or none (errors in ctx). */
+int cgfw_bpf_compile_all(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
+			 struct bpf_table **out, size_t *n);
+void cgfw_bpf_release_all(struct bpf_table *bt, size_t n);
+/* Closes what was loaded too. */
+void cgfw_bpf_table_release(struct bpf_table *bt);
 
 /* A set's map: type, sizes, elements (@table NULL: no chains at hand). */
-int bpf_set_spec(struct cgfw_ctx *ctx, const struct cgfw_source *src,
-		 const struct cgfw_loc *loc, const struct ir_table *table,
-		 const struct ir_set *set, struct bpf_map_spec *m);
+int cgfw_bpf_set_spec(struct cgfw_ctx *ctx, const struct cgfw_source *src,
+		      const struct cgfw_loc *loc, const struct ir_table *table,
+		      const struct ir_set *set, struct bpf_map_spec *m);
+/* [@lo, @hi] as the prefixes of an LPM trie, each with @value. */
+int cgfw_bpf_add_range(struct bpf_map_spec *m, cgfw_u128 lo, cgfw_u128 hi,
+		       uint32_t klen, const uint8_t *value);
 
 /* The program of @p, generated into p->em (codegen.c). */
-int bpf_prog_generate(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
+int cgfw_bpf_generate(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 		      struct bpf_table *bt, struct bpf_prog_spec *p);
 
-/*
- * Load, attach and pin a compiled table (which it releases); remove one
- * (NULL: all); list (load.c).
- */
-int bpf_table_name_ok(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
-		      const struct ir_table *t);
-int bpf_table_apply(struct cgfw_ctx *ctx, struct bpf_table *compiled);
-int bpf_set_decl(struct cgfw_ctx *ctx, const char *table, const char *set,
-		 char **decl);
-int bpf_update(struct cgfw_ctx *ctx, const struct upd_cmds *u);
-int bpf_table_remove(struct cgfw_ctx *ctx, const char *name);
-int bpf_list(struct cgfw_ctx *ctx, const char *name, struct cgfw_listing *l);
+/* Can the bpf backend compile every table of @rs? (no kernel change) */
+int cgfw_bpf_check(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs);
 
-/* @n_tables compiled tables as one ELF object; map-filling commands (elf.c) */
-int bpf_tables_write_elf(struct cgfw_ctx *ctx, struct bpf_table *bts,
-			 size_t n_tables, const char *path,
-			 struct strbuf *commands);
-/* Load a compiled table's programs, unattached, pinned in @dir (load.c) */
-int bpf_table_pin(struct cgfw_ctx *ctx, struct bpf_table *bt, const char *dir,
-		  struct strbuf *pinned);
+/* ---- the object (object.c) ---- */
+
+struct btf;
+/*
+ * The BTF of @bt's maps (the ELF's .maps definitions, and the value type
+ * of a limit's state with its bpf_spin_lock). *@limit_key and
+ * *@limit_value get the key and value type ids of a limit's state.
+ */
+struct btf *cgfw_bpf_btf(const struct bpf_table *bt, size_t n_tables,
+			 uint32_t *limit_key, uint32_t *limit_value,
+			 int **map_var);
+/* @n_tables compiled tables as one ELF object; map-filling commands. */
+int cgfw_bpf_write_elf(struct cgfw_ctx *ctx, struct bpf_table *bts,
+		       size_t n_tables, const char *path,
+		       struct strbuf *commands);
+
+/* ---- loading (load.c) ---- */
+
+/*
+ * Create and fill @bt's maps, write its description (generation @gen, of
+ * an apply that had the nft family @with_nft too, or 0), and load its
+ * programs: p->fd and each map's fd set; nothing attached. Errors, the
+ * verifier's among them, into ctx with the rule's place.
+ */
+int cgfw_bpf_load(struct cgfw_ctx *ctx, struct bpf_table *bt, uint64_t gen,
+		  uint32_t with_nft);
+/* Does the table's name make a directory name? */
+int cgfw_bpf_name_ok(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
+		     const struct ir_table *t);
+
+/* ---- what is installed (install.c) ---- */
+
+/* "link-egress-1234" for the program of @dir on cgroup @cgid */
+void cgfw_bpf_key(char *buf, size_t size, const char *what, enum cgfw_dir dir,
+		  uint64_t cgid);
+/* Mount bpffs if needed and make the root of cgfw's pins. */
+int cgfw_bpf_ensure_root(struct cgfw_ctx *ctx);
+/*
+ * Pin the loaded programs of @bt under its table's directory as the next
+ * generation (".next"), atomically: the generation that the next commit,
+ * or the next cgfw command after a crash, switches the links to.
+ */
+int cgfw_bpf_stage(struct cgfw_ctx *ctx, const struct bpf_table *bt);
+/* Switch the links of table @name to its staged generation. */
+int cgfw_bpf_switch(struct cgfw_ctx *ctx, const char *name);
+/* Forget the staged generation of @name. */
+void cgfw_bpf_unstage(const char *name);
+/* Is there a staged generation of @name? */
+bool cgfw_bpf_staged(const char *name);
+/* The tables with a staged generation: a malloc()ed NULL-ended list. */
+char **cgfw_bpf_staged_tables(void);
+int cgfw_bpf_remove(struct cgfw_ctx *ctx, const char *name);
+/* The loaded programs of @bt, unattached, pinned in @dir. */
+int cgfw_bpf_pin_progs(struct cgfw_ctx *ctx, const struct bpf_table *bt,
+		       const char *dir, struct strbuf *pinned);
+
+/* ---- reading what runs (read.c) ---- */
+
+struct cgfw_listing;
+struct nftnl_set;
+struct desc;
+
+int cgfw_bpf_list(struct cgfw_ctx *ctx, const char *name,
+		  struct cgfw_listing *l);
+/* The description program @prog carries (bpf/desc.h); -ENOENT: none. */
+int cgfw_bpf_prog_desc(int prog, struct desc *d);
+/*
+ * The description each program of table @name carries, and their links'
+ * keys; the first that a program of the table runs with.
+ */
+int cgfw_bpf_running_desc(const char *name, struct desc *d);
+/* The tables that run programs, and the apply that made them. */
+int cgfw_bpf_tables(struct cgfw_ctx *ctx, struct backend_table **v,
+		    size_t *n);
+/* The apply staged as the next generation of @name: -ENOENT if none. */
+int cgfw_bpf_pending(struct cgfw_ctx *ctx, const char *name,
+		     struct cgfw_apply_info *ai);
+int cgfw_bpf_set_object(struct cgfw_ctx *ctx, const char *table,
+			const char *set, struct nftnl_set **out);
+/* The fd of map @id if a program of table @table uses it. */
+int cgfw_bpf_table_map(const char *table, uint32_t id);
+
+/* ---- updates (update.c) ---- */
+
+int cgfw_bpf_update(struct cgfw_ctx *ctx, const struct upd_cmds *u);
 
 /* The map index a BPF_PSEUDO_MAP_FD load refers to before loading. */
 #define MAP_IDX_BIAS 0x40000000

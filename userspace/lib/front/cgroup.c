@@ -109,7 +109,7 @@ void cgroup_release(struct cgfw_cgroup *cg)
 
 int cgroup_resolve(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 		   const struct cgfw_loc *loc, const char *user_path,
-		   struct cgfw_cgroup *out)
+		   bool allow_missing, struct cgfw_cgroup *out)
 {
 	char mnt[PATH_MAX], joined[PATH_MAX * 2], real[PATH_MAX];
 	unsigned int root_depth = 0;
@@ -143,6 +143,17 @@ int cgroup_resolve(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 
 	if (!realpath(joined, real)) {
 		ret = -errno;
+		if (ret == -ENOENT && allow_missing &&
+		    (!strcmp(mnt, "/") || (!strncmp(joined, mnt, strlen(mnt)) &&
+					   joined[strlen(mnt)] == '/'))) {
+			/* bound to nothing yet: it waits for the path */
+			out->path = strdup(joined);
+			out->id = 0;
+			out->level = root_depth +
+				path_depth(joined + (strcmp(mnt, "/") ?
+						     strlen(mnt) : 0));
+			return out->path ? 0 : -ENOMEM;
+		}
 		if (ret == -ENOENT || ret == -ENOTDIR)
 			ctx_err_at(ctx, src, loc,
 				   "cgroup \"%s\" does not exist (looked for %s); create it (mkdir %s) or fix the path",
@@ -219,4 +230,9 @@ not_found:
 		     (unsigned long long)id) < 0)
 		return NULL;
 	return out;
+}
+
+const char *cgfw_dir_str(enum cgfw_dir dir)
+{
+	return dir == CGFW_EGRESS ? "egress" : "ingress";
 }

@@ -3,6 +3,7 @@
 #ifndef CGFW_FRONT_CGROUP_H
 #define CGFW_FRONT_CGROUP_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "base/ctx.h"
@@ -23,10 +24,14 @@ struct cgfw_cgroup {
 
 /* Find the cgroup2 mount point; 0 or -ENOENT. @buf gets the path. */
 int cgroup2_mount(char *buf, size_t size);
-/* Resolve a user path (absolute, or relative to the mount). */
+/*
+ * Resolve a user path (absolute, or relative to the mount). With
+ * @allow_missing, a path below the mount that does not exist (yet) gives
+ * the cgroup id 0.
+ */
 int cgroup_resolve(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 		   const struct cgfw_loc *loc, const char *user_path,
-		   struct cgfw_cgroup *out);
+		   bool allow_missing, struct cgfw_cgroup *out);
 void cgroup_release(struct cgfw_cgroup *cg);
 /* The path of the cgroup with this id under the mount, or a note. */
 char *cgroup_path_of_id(uint64_t id);

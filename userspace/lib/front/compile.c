@@ -1,23 +1,53 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Compile: the second stage of the front end (DESIGN.md 2.1).
+ * Compile: the second stage of the front end.
  *
  * The rewritten text goes through libnftables, nft's own parser and
  * compiler, inside a shadow network namespace where no packet ever flows;
- * nf_tables in the kernel validates it there. nft's error messages carry
- * line and column; since the rewrite keeps both, they are shown against the
- * user's own file.
+ * nf_tables in the kernel validates it there, and what it made is read
+ * back (front/readback.c). All of it runs in a child process with memory
+ * and time limits (base/child.c): libnftables aborts or crashes on some
+ * malformed input, and that must not take the caller with it. The child
+ * sends nft's error text, or the dump of the shadow namespace, which the
+ * parent reads into the IR.
+ *
+ * nft's error messages carry line and column; since the rewrite keeps
+ * both, they are shown against the user's own file.
  */
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <libmnl/libmnl.h>
 #include <nftables/libnftables.h>
 
+#include "base/child.h"
 #include "front/compile.h"
+#include "front/readback.h"
+#include "nl/netlink.h"
+
+/* What the child sends. */
+enum {
+	REC_NFT_ERROR = 1,	/* nft's error text */
+	REC_SETUP_ERROR,	/* errno, the shadow could not be set up */
+	REC_NLMSG,		/* a message of the shadow's dump */
+	REC_SETUP_WHY,		/* the kernel's reason */
+};
+
+/*
+ * The limits of the child: nft builds its whole syntax tree in memory (a
+ * set of a million elements takes a few GiB), and nothing it does takes
+ * minutes.
+ */
+static const struct cgfw_child_limits nft_limits = {
+	.mem_bytes = 16ull << 30,
+	.cpu_seconds = 600,
+	.wall_seconds = 900,
+};
 
 int netns_enter_shadow(struct cgfw_ctx *ctx, int *saved)
 {
@@ -63,17 +93,19 @@ int netns_leave_shadow(int saved)
  */
 static void translate_errors(struct cgfw_ctx *ctx,
 			     const struct cgfw_source *src,
-			     const char *fdname, const char *text)
+			     const char *fdname, const char *text, size_t len)
 {
 	size_t nlen = strlen(fdname);
-	const char *p = text, *eol, *msg;
+	const char *p = text, *eol, *msg, *end = text + len;
 	bool skip_context = false;
 	struct cgfw_loc loc;
 	unsigned int a, b, c;
 	int used;
 
-	for (; *p; p = *eol ? eol + 1 : eol) {
-		eol = strchrnul(p, '\n');
+	for (; p < end; p = eol < end ? eol + 1 : eol) {
+		eol = memchr(p, '\n', end - p);
+		if (!eol)
+			eol = end;
 		if (!strncmp(p, fdname, nlen) && p[nlen] == ':') {
 			memset(&loc, 0, sizeof(loc));
 			used = 0;
@@ -102,59 +134,130 @@ static void translate_errors(struct cgfw_ctx *ctx,
 	}
 }
 
-int nft_list_text(const char *cmd, char **out)
-{
-	struct nft_ctx *nft = nft_ctx_new(NFT_CTX_DEFAULT);
-	int ret;
+/* The name nft gives the text in its messages: the child's memfd. */
+#define TEXT_FD 200
 
+struct job {
+	const struct shadow_job *job;
+	int fd;
+};
+
+static int send_msg(const struct nlmsghdr *nlh, void *data)
+{
+	struct job *j = data;
+
+	return cgfw_child_send(j->fd, REC_NLMSG, nlh, nlh->nlmsg_len);
+}
+
+static int setup_error(int fd, int err, const char *why)
+{
+	cgfw_child_send(fd, REC_SETUP_ERROR, &err, sizeof(err));
+	if (why && *why)
+		cgfw_child_send(fd, REC_SETUP_WHY, why, strlen(why));
+	return err;
+}
+
+/* In the child: a shadow namespace, the setup batch, nft, the dump. */
+static int child_job(void *arg, int fd)
+{
+	struct job j = { .job = arg, .fd = fd };
+	const struct shadow_job *job = j.job;
+	struct readback_opts ro = { .tap = send_msg, .tap_data = &j };
+	struct cgfw_ruleset rs = { .src = { .name = "shadow" } };
+	struct cgfw_ctx quiet = { 0 };
+	struct mnl_socket *nl;
+	struct nft_ctx *nft;
+	const char *err;
+	char fdname[64];
+	int tfd, ret;
+
+	if (unshare(CLONE_NEWNET))
+		return setup_error(fd, -errno, NULL);
+	if (job->setup && job->setup->n_origins) {
+		ret = cgfw_nl_open(&quiet, &nl);
+		ret = ret ? : cgfw_nl_batch_commit(&quiet, nl, job->setup,
+						   &rs.src);
+		if (!ret)
+			mnl_socket_close(nl);
+		if (ret)
+			return setup_error(fd, ret, quiet.err.buf);
+	}
+	/* nft reads a file by name: give it the text as one */
+	tfd = memfd_create("cgfw-rewritten", 0);
+	if (tfd < 0 || dup2(tfd, TEXT_FD) < 0 ||
+	    write(TEXT_FD, job->text, job->len) != (ssize_t)job->len)
+		return setup_error(fd, -EIO, NULL);
+	snprintf(fdname, sizeof(fdname), "/proc/self/fd/%d", TEXT_FD);
+	nft = nft_ctx_new(NFT_CTX_DEFAULT);
 	if (!nft)
-		return -ENOMEM;
+		return setup_error(fd, -ENOMEM, NULL);
 	nft_ctx_buffer_output(nft);
 	nft_ctx_buffer_error(nft);
-	ret = nft_run_cmd_from_buffer(nft, cmd) ? -ENOENT : 0;
-	if (!ret) {
-		*out = strdup(nft_ctx_get_output_buffer(nft));
-		if (!*out)
-			ret = -ENOMEM;
+	if (nft_run_cmd_from_filename(nft, fdname)) {
+		err = nft_ctx_get_error_buffer(nft);
+		cgfw_child_send(fd, REC_NFT_ERROR, err, strlen(err));
+		return -EINVAL;
 	}
-	nft_ctx_free(nft);
+	ir_init(&rs);
+	ret = readback(&quiet, &rs, &ro);
+	ir_release(&rs);
 	return ret;
 }
 
-int nft_compile_text(struct cgfw_ctx *ctx, const struct cgfw_source *src,
-		     const char *text, size_t len)
+int shadow_compile(struct cgfw_ctx *ctx, const struct cgfw_source *src,
+		   const struct shadow_job *job, struct cgfw_ruleset *out)
 {
-	char fdname[64];
-	struct nft_ctx *nft;
-	int fd, ret;
+	char fdname[64], why[128];
+	struct cgfw_child_end end;
+	struct cgfw_child_rec rec;
+	struct strbuf reply;
+	size_t pos = 0;
+	int ret, r;
 
-	/* nft reads a file by name: give it the rewritten text as one */
-	fd = memfd_create("cgfw-rewritten", MFD_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, text, len) != (ssize_t)len) {
-		ret = -errno;
-		close(fd);
-		return ret ? : -EIO;
+	sb_init(&reply);
+	ret = cgfw_child_run(child_job, (void *)job, &nft_limits, &reply,
+			     &end);
+	snprintf(fdname, sizeof(fdname), "/proc/self/fd/%d", TEXT_FD);
+	while (cgfw_child_next(&reply, &pos, &rec)) {
+		switch (rec.type) {
+		case REC_NFT_ERROR:
+			translate_errors(ctx, src, fdname, rec.data, rec.len);
+			if (!ctx->err.len)
+				ctx_err_at(ctx, src, NULL,
+					   "nft could not compile the rules");
+			break;
+		case REC_SETUP_ERROR:
+			memcpy(&r, rec.data, sizeof(r));
+			if (r == -EPERM)
+				ctx_err(ctx, "compiling needs a private network namespace, and creating one needs CAP_SYS_ADMIN; run cgfw as root");
+			else
+				ctx_err(ctx, "cannot prepare the shadow network namespace: %s",
+					strerror(-r));
+			break;
+		case REC_SETUP_WHY:
+			sb_addf(&ctx->err, "%.*s", (int)rec.len,
+				(const char *)rec.data);
+			break;
+		case REC_NLMSG:
+			if (!ret) {
+				r = readback_stream(out, rec.data, rec.len);
+				ret = ret ? : r;
+			}
+			break;
+		}
 	}
-	snprintf(fdname, sizeof(fdname), "/proc/self/fd/%d", fd);
-
-	nft = nft_ctx_new(NFT_CTX_DEFAULT);
-	if (!nft) {
-		close(fd);
-		return -ENOMEM;
+	sb_release(&reply);
+	if (ret == -ECHILD) {
+		cgfw_child_describe(&end, why, sizeof(why));
+		ctx_err_at(ctx, src, NULL,
+			   "nft (libnftables) %s while compiling this input; nothing was changed. This is a fault of libnftables on this input: please report it with the file",
+			   why);
+		return -EINVAL;
 	}
-	nft_ctx_buffer_output(nft);
-	nft_ctx_buffer_error(nft);
-	ret = nft_run_cmd_from_filename(nft, fdname);
-	if (ret) {
-		translate_errors(ctx, src, fdname,
-				 nft_ctx_get_error_buffer(nft));
-		if (!ctx->err.len)
-			ctx_err_at(ctx, src, NULL, "nft could not compile the rules");
-		ret = -EINVAL;
-	}
-	nft_ctx_free(nft);
-	close(fd);
+	if (ret == -ENOMEM && !ctx->err.len)
+		ctx_err(ctx, "out of memory reading the compiled rules back");
+	if (ret && !ctx->err.len)
+		ctx_err_at(ctx, src, NULL, "cannot compile: %s",
+			   strerror(-ret));
 	return ret;
 }

@@ -1,23 +1,30 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Compile with libnftables in a shadow network namespace; read it back. */
+/* Compile with libnftables in a shadow network namespace (front/compile.c). */
 #ifndef CGFW_FRONT_COMPILE_H
 #define CGFW_FRONT_COMPILE_H
 
-#include <stdint.h>
+#include <stddef.h>
 
 #include "base/ctx.h"
 #include "front/ir.h"
 
-/* Run the rewritten text through libnftables in the current netns. */
-int nft_compile_text(struct cgfw_ctx *ctx, const struct cgfw_source *src,
-		     const char *text, size_t len);
-/* nft's "list ruleset" of the current netns. */
-int nft_list_text(const char *cmd, char **out);
-/* Read every table of the current netns into @rs (unbound chains). */
-int readback(struct cgfw_ctx *ctx, struct cgfw_ruleset *rs);
-/* The same, for the tables of one family. */
-int readback_family(struct cgfw_ctx *ctx, struct cgfw_ruleset *rs,
-		    uint16_t family);
+struct cgfw_nl_batch;
+
+struct shadow_job {
+	/* committed in the shadow first (sets to add elements to), or NULL */
+	struct cgfw_nl_batch *setup;
+	const char *text;	/* nft commands: the rewritten input */
+	size_t len;
+};
+
+/*
+ * Run @job in a shadow namespace in a child process and read what it made
+ * into @out. Errors are reported against @src (nft's, with their places).
+ * A crash or a limit of libnftables is an error (-EINVAL), not the
+ * caller's end.
+ */
+int shadow_compile(struct cgfw_ctx *ctx, const struct cgfw_source *src,
+		   const struct shadow_job *job, struct cgfw_ruleset *out);
 
 /* Enter a new, empty network namespace; *saved gets the old one. */
 int netns_enter_shadow(struct cgfw_ctx *ctx, int *saved);

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "base/ctx.h"
+#include "base/list.h"
 #include "front/cgroup.h"
 
 struct nftnl_table;
@@ -18,6 +19,7 @@ struct ir_rule {
 	struct list_head list;
 	struct nftnl_rule *nl;	/* expressions, as nf_tables bytecode */
 	struct cgfw_loc loc;	/* where the user wrote it (line 0: unknown) */
+	char *text;		/* its text on one line; NULL: unknown */
 };
 
 struct ir_chain {
@@ -29,7 +31,8 @@ struct ir_chain {
 	struct cgfw_cgroup cgroup;
 	int32_t priority;
 	uint32_t policy;	/* NF_ACCEPT or NF_DROP */
-	struct nftnl_chain *nl;	/* as read back from the shadow */
+	struct nftnl_chain *nl;	/* as read back */
+	uint64_t packets, bytes;	/* a base chain's counters */
 	struct list_head rules;	/* struct ir_rule */
 };
 
@@ -51,10 +54,18 @@ struct ir_table {
 struct cgfw_ruleset {
 	struct cgfw_source src;
 	struct list_head tables;	/* struct ir_table */
-	char *listing;		/* nft's listing of the shadow, for set decls */
+	unsigned int n_objects;	/* named stateful objects read back */
 };
 
+void ir_init(struct cgfw_ruleset *rs);
+/* Every table of @rs, not the ruleset itself. */
+void ir_release(struct cgfw_ruleset *rs);
 void ir_table_free(struct ir_table *t);
+struct ir_table *ir_find_table(const struct cgfw_ruleset *rs,
+			       const char *name);
 struct ir_chain *ir_find_chain(const struct ir_table *t, const char *name);
+struct ir_set *ir_find_set(const struct ir_table *t, const char *name);
+/* The set's name, and whether it is an anonymous set */
+const char *ir_set_name(const struct ir_set *s);
 
 #endif /* CGFW_FRONT_IR_H */

@@ -1,94 +1,101 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Read back: the third stage of the front end (DESIGN.md 2.1).
+ * Read back: nf_tables tables, chains, sets with their elements, and
+ * rules, as libnftnl objects in the IR. The rules come back as nf_tables
+ * bytecode, the IR of both backends.
  *
- * After nft compiled the rewritten file into the shadow namespace, dump its
- * tables, chains, sets with their elements, and rules. The rules come back
- * as nf_tables bytecode (libnftnl expressions): the IR of both backends.
+ * Messages come from dumps of the current network namespace, or from a
+ * stream of such messages recorded elsewhere (the compile's child process
+ * records its dumps, front/compile.c): both go through readback_msg().
  */
+#include <endian.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <libmnl/libmnl.h>
 #include <libnftnl/chain.h>
-#include <libnftnl/object.h>
 #include <libnftnl/rule.h>
 #include <libnftnl/set.h>
 #include <libnftnl/table.h>
 #include <linux/netfilter.h>
+#include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/nf_tables.h>
 
-#include "front/compile.h"
-#include "front/ir.h"
+#include "front/readback.h"
 #include "nl/netlink.h"
 
 struct rb_state {
-	uint16_t family;
-	struct cgfw_ctx *ctx;
 	struct cgfw_ruleset *rs;
-	struct mnl_socket *nl;
+	const struct readback_opts *opts;
 	int err;
-	unsigned int n_objects;
 };
 
-static struct ir_table *find_table(struct cgfw_ruleset *rs, const char *name)
+static struct ir_table *table_of(struct rb_state *st, const char *name)
 {
-	struct ir_table *t;
-
-	list_for_each_entry(t, &rs->tables, list)
-		if (!strcmp(t->name, name))
-			return t;
-	return NULL;
+	return name ? ir_find_table(st->rs, name) : NULL;
 }
 
-struct ir_chain *ir_find_chain(const struct ir_table *t, const char *name)
+static int table_msg(struct rb_state *st, const struct nlmsghdr *nlh)
 {
-	struct ir_chain *c;
-
-	list_for_each_entry(c, &t->chains, list)
-		if (!strcmp(c->name, name))
-			return c;
-	return NULL;
-}
-
-static int table_cb(const struct nlmsghdr *nlh, void *data)
-{
-	struct rb_state *st = data;
 	struct nftnl_table *nt = nftnl_table_alloc();
-	struct ir_table *t = calloc(1, sizeof(*t));
+	struct ir_table *t = NULL;
 
-	if (!nt || !t || nftnl_table_nlmsg_parse(nlh, nt) < 0)
+	if (!nt || nftnl_table_nlmsg_parse(nlh, nt) < 0)
 		goto err;
-	t->name = strdup(nftnl_table_get_str(nt, NFTNL_TABLE_NAME));
-	if (!t->name)
+	if (st->opts && st->opts->want &&
+	    !st->opts->want(nt, st->opts->data)) {
+		nftnl_table_free(nt);
+		return 0;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t || !(t->name = strdup(nftnl_table_get_str(nt,
+							 NFTNL_TABLE_NAME))))
 		goto err;
 	t->nl = nt;
 	list_init(&t->chains);
 	list_init(&t->sets);
 	list_add_tail(&t->list, &st->rs->tables);
-	return MNL_CB_OK;
+	return 0;
 err:
 	if (nt)
 		nftnl_table_free(nt);
 	free(t);
-	st->err = -ENOMEM;
-	return MNL_CB_ERROR;
+	return -ENOMEM;
 }
 
-static int chain_cb(const struct nlmsghdr *nlh, void *data)
+/* What libnftnl 1.2.4 does not parse: the cgroup family's hook id. */
+static int hook_attr_cb(const struct nlattr *a, void *data)
 {
-	struct rb_state *st = data;
+	if (mnl_attr_get_type(a) == NFTA_HOOK_CGROUP_ID &&
+	    mnl_attr_validate(a, MNL_TYPE_U64) >= 0)
+		*(uint64_t *)data = be64toh(mnl_attr_get_u64(a));
+	return MNL_CB_OK;
+}
+
+static int chain_attr_cb(const struct nlattr *a, void *data)
+{
+	if (mnl_attr_get_type(a) == NFTA_CHAIN_HOOK)
+		mnl_attr_parse_nested(a, hook_attr_cb, data);
+	return MNL_CB_OK;
+}
+
+static int chain_msg(struct rb_state *st, const struct nlmsghdr *nlh)
+{
 	struct nftnl_chain *nc = nftnl_chain_alloc();
-	struct ir_chain *c = calloc(1, sizeof(*c));
+	struct ir_chain *c = NULL;
 	struct ir_table *t;
 
-	if (!nc || !c || nftnl_chain_nlmsg_parse(nlh, nc) < 0)
+	if (!nc || nftnl_chain_nlmsg_parse(nlh, nc) < 0)
 		goto err;
-	t = find_table(st->rs, nftnl_chain_get_str(nc, NFTNL_CHAIN_TABLE));
-	if (!t)
-		goto err;
-	c->name = strdup(nftnl_chain_get_str(nc, NFTNL_CHAIN_NAME));
-	if (!c->name)
+	t = table_of(st, nftnl_chain_get_str(nc, NFTNL_CHAIN_TABLE));
+	if (!t) {		/* a table we do not read */
+		nftnl_chain_free(nc);
+		return 0;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c || !(c->name = strdup(nftnl_chain_get_str(nc,
+							 NFTNL_CHAIN_NAME))))
 		goto err;
 	c->nl = nc;
 	c->base = nftnl_chain_is_set(nc, NFTNL_CHAIN_HOOKNUM);
@@ -97,175 +104,213 @@ static int chain_cb(const struct nlmsghdr *nlh, void *data)
 		c->policy = nftnl_chain_is_set(nc, NFTNL_CHAIN_POLICY) ?
 			    nftnl_chain_get_u32(nc, NFTNL_CHAIN_POLICY) :
 			    NF_ACCEPT;
+		c->packets = nftnl_chain_get_u64(nc, NFTNL_CHAIN_PACKETS);
+		c->bytes = nftnl_chain_get_u64(nc, NFTNL_CHAIN_BYTES);
+		mnl_attr_parse(nlh, sizeof(struct nfgenmsg), chain_attr_cb,
+			       &c->cgroup.id);
 	}
 	list_init(&c->rules);
 	list_add_tail(&c->list, &t->chains);
-	return MNL_CB_OK;
+	return 0;
 err:
 	if (nc)
 		nftnl_chain_free(nc);
 	free(c);
-	st->err = -ENOMEM;
-	return MNL_CB_ERROR;
+	return -ENOMEM;
 }
 
-static int set_cb(const struct nlmsghdr *nlh, void *data)
+static int set_msg(struct rb_state *st, const struct nlmsghdr *nlh)
 {
-	struct rb_state *st = data;
 	struct nftnl_set *ns = nftnl_set_alloc();
-	struct ir_set *s = calloc(1, sizeof(*s));
+	struct ir_set *s;
 	struct ir_table *t;
 
-	if (!ns || !s || nftnl_set_nlmsg_parse(nlh, ns) < 0)
-		goto err;
-	t = find_table(st->rs, nftnl_set_get_str(ns, NFTNL_SET_TABLE));
-	if (!t)
-		goto err;
+	if (!ns || nftnl_set_nlmsg_parse(nlh, ns) < 0) {
+		if (ns)
+			nftnl_set_free(ns);
+		return -ENOMEM;
+	}
+	t = table_of(st, nftnl_set_get_str(ns, NFTNL_SET_TABLE));
+	s = t ? calloc(1, sizeof(*s)) : NULL;
+	if (!s) {
+		nftnl_set_free(ns);
+		return t ? -ENOMEM : 0;
+	}
 	s->nl = ns;
 	s->anonymous = nftnl_set_get_u32(ns, NFTNL_SET_FLAGS) &
 		       NFT_SET_ANONYMOUS;
 	list_add_tail(&s->list, &t->sets);
-	return MNL_CB_OK;
-err:
-	if (ns)
-		nftnl_set_free(ns);
-	free(s);
-	st->err = -ENOMEM;
-	return MNL_CB_ERROR;
+	return 0;
 }
 
-static int elem_cb(const struct nlmsghdr *nlh, void *data)
+static int elem_list_cb(const struct nlattr *a, void *data)
 {
-	if (nftnl_set_elems_nlmsg_parse(nlh, data) < 0)
-		return MNL_CB_ERROR;
+	const char **names = data;
+
+	if (mnl_attr_get_type(a) == NFTA_SET_ELEM_LIST_TABLE &&
+	    mnl_attr_validate(a, MNL_TYPE_STRING) >= 0)
+		names[0] = mnl_attr_get_str(a);
+	else if (mnl_attr_get_type(a) == NFTA_SET_ELEM_LIST_SET &&
+		 mnl_attr_validate(a, MNL_TYPE_STRING) >= 0)
+		names[1] = mnl_attr_get_str(a);
 	return MNL_CB_OK;
 }
 
-static int rule_cb(const struct nlmsghdr *nlh, void *data)
+static int elem_msg(struct rb_state *st, const struct nlmsghdr *nlh)
 {
-	struct rb_state *st = data;
+	const char *names[2] = { NULL, NULL };
+	struct ir_table *t;
+	struct ir_set *s;
+
+	mnl_attr_parse(nlh, sizeof(struct nfgenmsg), elem_list_cb, names);
+	t = table_of(st, names[0]);
+	s = t && names[1] ? ir_find_set(t, names[1]) : NULL;
+	if (!s)
+		return 0;
+	return nftnl_set_elems_nlmsg_parse(nlh, s->nl) < 0 ? -EINVAL : 0;
+}
+
+static int rule_msg(struct rb_state *st, const struct nlmsghdr *nlh)
+{
 	struct nftnl_rule *nr = nftnl_rule_alloc();
-	struct ir_rule *r = calloc(1, sizeof(*r));
+	struct ir_rule *r = NULL;
 	struct ir_table *t;
 	struct ir_chain *c;
 
-	if (!nr || !r || nftnl_rule_nlmsg_parse(nlh, nr) < 0)
+	if (!nr || nftnl_rule_nlmsg_parse(nlh, nr) < 0)
 		goto err;
-	t = find_table(st->rs, nftnl_rule_get_str(nr, NFTNL_RULE_TABLE));
+	t = table_of(st, nftnl_rule_get_str(nr, NFTNL_RULE_TABLE));
 	c = t ? ir_find_chain(t, nftnl_rule_get_str(nr, NFTNL_RULE_CHAIN)) :
 		NULL;
-	if (!c)
+	if (!c) {
+		nftnl_rule_free(nr);
+		return 0;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r)
 		goto err;
 	r->nl = nr;
 	list_add_tail(&r->list, &c->rules);
-	return MNL_CB_OK;
+	return 0;
 err:
 	if (nr)
 		nftnl_rule_free(nr);
 	free(r);
-	st->err = -ENOMEM;
-	return MNL_CB_ERROR;
+	return -ENOMEM;
 }
 
-static int obj_cb(const struct nlmsghdr *nlh, void *data)
+static int obj_msg(struct rb_state *st, const struct nlmsghdr *nlh)
+{
+	(void)nlh;
+	st->rs->n_objects++;
+	return 0;
+}
+
+/* One message of a dump, whichever kind. */
+static int dispatch(const struct nlmsghdr *nlh, void *data)
 {
 	struct rb_state *st = data;
+	int ret;
 
-	(void)nlh;
-	st->n_objects++;
-	return MNL_CB_OK;
+	switch (NFNL_MSG_TYPE(nlh->nlmsg_type)) {
+	case NFT_MSG_NEWTABLE:
+		ret = table_msg(st, nlh);
+		break;
+	case NFT_MSG_NEWCHAIN:
+		ret = chain_msg(st, nlh);
+		break;
+	case NFT_MSG_NEWSET:
+		ret = set_msg(st, nlh);
+		break;
+	case NFT_MSG_NEWSETELEM:
+		ret = elem_msg(st, nlh);
+		break;
+	case NFT_MSG_NEWRULE:
+		ret = rule_msg(st, nlh);
+		break;
+	case NFT_MSG_NEWOBJ:
+		ret = obj_msg(st, nlh);
+		break;
+	default:
+		ret = 0;
+	}
+	if (ret && !st->err)
+		st->err = ret;
+	if (!ret && st->opts && st->opts->tap) {
+		ret = st->opts->tap(nlh, st->opts->tap_data);
+		st->err = st->err ? : ret;
+	}
+	return st->err ? MNL_CB_ERROR : MNL_CB_OK;
 }
 
-static int dump(struct rb_state *st, uint16_t type,
-		int (*cb)(const struct nlmsghdr *, void *))
+static int dump(struct mnl_socket *nl, struct rb_state *st, uint16_t type,
+		uint16_t family)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct nlmsghdr *nlh;
 	int ret;
 
-	nlh = nftnl_nlmsg_build_hdr(buf, type, st->family, NLM_F_DUMP, 1);
-	ret = nl_dump(st->nl, nlh, cb, st);
+	nlh = nftnl_nlmsg_build_hdr(buf, type, family, NLM_F_DUMP, 1);
+	ret = cgfw_nl_dump(nl, nlh, dispatch, st);
 	return st->err ? : ret;
 }
 
-static int dump_elems(struct rb_state *st, struct nftnl_set *ns)
+int readback(struct cgfw_ctx *ctx, struct cgfw_ruleset *rs,
+	     const struct readback_opts *opts)
 {
+	static const struct readback_opts none;
+	struct rb_state st = { .rs = rs, .opts = opts ? opts : &none };
+	uint16_t family = st.opts->family;
 	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct mnl_socket *nl;
 	struct nlmsghdr *nlh;
-
-	nlh = nftnl_nlmsg_build_hdr(buf, NFT_MSG_GETSETELEM,
-				    nftnl_set_get_u32(ns, NFTNL_SET_FAMILY),
-				    NLM_F_DUMP, 2);
-	nftnl_set_elems_nlmsg_build_payload(nlh, ns);
-	return nl_dump(st->nl, nlh, elem_cb, ns);
-}
-
-int readback(struct cgfw_ctx *ctx, struct cgfw_ruleset *rs)
-{
-	return readback_family(ctx, rs, NFPROTO_UNSPEC);
-}
-
-int readback_family(struct cgfw_ctx *ctx, struct cgfw_ruleset *rs,
-		    uint16_t family)
-{
-	struct rb_state st = { .family = family, .ctx = ctx, .rs = rs };
 	struct ir_table *t;
 	struct ir_set *s;
 	int ret;
 
-	ret = nl_open(ctx, &st.nl);
+	ret = cgfw_nl_open(ctx, &nl);
 	if (ret)
 		return ret;
-	ret = dump(&st, NFT_MSG_GETTABLE, table_cb);
-	ret = ret ? : dump(&st, NFT_MSG_GETCHAIN, chain_cb);
-	ret = ret ? : dump(&st, NFT_MSG_GETSET, set_cb);
-	ret = ret ? : dump(&st, NFT_MSG_GETRULE, rule_cb);
-	ret = ret ? : dump(&st, NFT_MSG_GETOBJ, obj_cb);
+	/*
+	 * One dump of each kind for the family: not every kind can be
+	 * filtered by table, and what belongs to a table not read is left
+	 * out by the callbacks.
+	 */
+	ret = dump(nl, &st, NFT_MSG_GETTABLE, family);
+	if (!ret && !list_empty(&rs->tables)) {
+		ret = dump(nl, &st, NFT_MSG_GETCHAIN, family);
+		ret = ret ? : dump(nl, &st, NFT_MSG_GETSET, family);
+		ret = ret ? : dump(nl, &st, NFT_MSG_GETRULE, family);
+		ret = ret ? : dump(nl, &st, NFT_MSG_GETOBJ, family);
+	}
 	list_for_each_entry(t, &rs->tables, list) {
+		uint16_t f = nftnl_table_get_u32(t->nl, NFTNL_TABLE_FAMILY);
+
 		list_for_each_entry(s, &t->sets, list) {
 			if (ret)
 				break;
-			ret = dump_elems(&st, s->nl);
+			nlh = nftnl_nlmsg_build_hdr(buf, NFT_MSG_GETSETELEM, f,
+						    NLM_F_DUMP, 2);
+			nftnl_set_elems_nlmsg_build_payload(nlh, s->nl);
+			ret = cgfw_nl_dump(nl, nlh, dispatch, &st);
+			ret = st.err ? : ret;
 		}
 	}
-	mnl_socket_close(st.nl);
-	if (ret) {
-		ctx_err(ctx, "cannot read the compiled ruleset back: %s",
+	mnl_socket_close(nl);
+	if (ret)
+		ctx_err(ctx, "cannot read the nf_tables tables back: %s",
 			strerror(-ret));
-		return ret;
-	}
-	if (st.n_objects) {
-		ctx_err_at(ctx, &rs->src, NULL,
-			   "named stateful objects (counter, quota, limit, ct helper ... declared in a table) are not supported by cgfw yet; use anonymous ones in the rules ('counter', 'limit rate 10/second')");
-		return -EOPNOTSUPP;
-	}
-	return 0;
+	return ret;
 }
 
-void ir_table_free(struct ir_table *t)
+int readback_stream(struct cgfw_ruleset *rs, const void *buf, size_t len)
 {
-	struct ir_chain *c, *cn;
-	struct ir_rule *r, *rn;
-	struct ir_set *s, *sn;
+	struct rb_state st = { .rs = rs };
+	const struct nlmsghdr *nlh = buf;
+	int left = len;
 
-	if (!t)
-		return;
-	list_for_each_entry_safe(c, cn, &t->chains, list) {
-		list_for_each_entry_safe(r, rn, &c->rules, list) {
-			nftnl_rule_free(r->nl);
-			free(r);
-		}
-		cgroup_release(&c->cgroup);
-		nftnl_chain_free(c->nl);
-		free(c->name);
-		free(c);
-	}
-	list_for_each_entry_safe(s, sn, &t->sets, list) {
-		nftnl_set_free(s->nl);
-		free(s);
-	}
-	if (t->nl)
-		nftnl_table_free(t->nl);
-	free(t->name);
-	free(t);
+	for (; mnl_nlmsg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left))
+		if (dispatch(nlh, &st) != MNL_CB_OK)
+			return st.err;
+	return left ? -EINVAL : 0;
 }

@@ -41,6 +41,7 @@ struct lexer {
 	unsigned int line, col;
 	struct token peeked;
 	bool has_peeked;
+	size_t last_end;		/* end of the last word, string or brace */
 	int err;
 	struct rw_result *res;
 };
@@ -150,11 +151,17 @@ static struct token lex_raw(struct lexer *lx)
 
 static struct token next(struct lexer *lx)
 {
+	struct token t;
+
 	if (lx->has_peeked) {
 		lx->has_peeked = false;
-		return lx->peeked;
+		t = lx->peeked;
+	} else {
+		t = lex_raw(lx);
 	}
-	return lex_raw(lx);
+	if (t.type != T_NL && t.type != T_SEMI && t.type != T_EOF)
+		lx->last_end = t.off + t.len;
+	return t;
 }
 
 static struct token peek(struct lexer *lx)
@@ -297,23 +304,81 @@ static struct rw_chain *get_chain(struct lexer *lx, const char *table,
 	return c;
 }
 
-static void add_rule_loc(struct lexer *lx, struct rw_chain *c,
-			 const struct cgfw_loc *loc)
+/*
+ * A rule's text from @start to @end of the input, on one line: comments
+ * dropped, and line breaks and runs of blanks outside strings made one
+ * blank.
+ */
+static char *rule_text(const char *s, size_t start, size_t end)
 {
-	struct cgfw_loc *p;
+	char *out = malloc(end - start + 1), *o = out;
+	bool blank = false;
+	size_t i;
 
+	if (!out)
+		return NULL;
+	for (i = start; i < end; i++) {
+		char c = s[i];
+
+		if (c == '"') {
+			if (blank && o > out)
+				*o++ = ' ';
+			blank = false;
+			*o++ = c;
+			for (i++; i < end && s[i] != '"'; i++)
+				*o++ = s[i];
+			if (i < end)
+				*o++ = '"';
+			continue;
+		}
+		if (c == '#') {
+			while (i + 1 < end && s[i + 1] != '\n')
+				i++;
+			continue;
+		}
+		if (c == ' ' || c == '\t' || c == '\r' || c == '\n' ||
+		    (c == '\\' && i + 1 < end && s[i + 1] == '\n')) {
+			blank = true;
+			continue;
+		}
+		if (blank && o > out)
+			*o++ = ' ';
+		blank = false;
+		*o++ = c;
+	}
+	*o = '\0';
+	return out;
+}
+
+/* A rule of @c from @tok to the end of its statement, which it skips. */
+static void add_rule(struct lexer *lx, struct rw_chain *c,
+		     const struct token *tok)
+{
+	struct rw_rule *p;
+
+	skip_statement(lx);
+	if (!c)
+		return;
 	if (c->n_rules == c->cap_rules) {
 		size_t cap = c->cap_rules ? c->cap_rules * 2 : 16;
 
-		p = realloc(c->rule_locs, cap * sizeof(*p));
+		p = realloc(c->rules, cap * sizeof(*p));
 		if (!p) {
 			lx->err = -ENOMEM;
 			return;
 		}
-		c->rule_locs = p;
+		c->rules = p;
 		c->cap_rules = cap;
 	}
-	c->rule_locs[c->n_rules++] = *loc;
+	p = &c->rules[c->n_rules];
+	p->loc = tok->loc;
+	p->text = rule_text(lx->src->text, tok->off,
+			    lx->last_end > tok->off ? lx->last_end : tok->off);
+	if (!p->text) {
+		lx->err = -ENOMEM;
+		return;
+	}
+	c->n_rules++;
 }
 
 /*
@@ -452,9 +517,7 @@ static void parse_chain_body(struct lexer *lx, struct rw_chain *c)
 			   tok_is(lx, &t, "flags")) {
 			skip_statement(lx);
 		} else {
-			if (c)
-				add_rule_loc(lx, c, &t.loc);
-			skip_statement(lx);
+			add_rule(lx, c, &t);
 		}
 	}
 }
@@ -626,11 +689,12 @@ static void parse_command(struct lexer *lx, const struct token *cmd)
 		skip_statement(lx);	/* delete, list, reset ... */
 		return;
 	}
-	if (ordered)
-		add_rule_loc(lx, c, &t.loc);
-	else
+	if (ordered) {
+		add_rule(lx, c, &t);
+	} else {
 		c->order_unknown = true;
-	skip_statement(lx);
+		skip_statement(lx);
+	}
 }
 
 static const char *const commands[] = {
@@ -686,6 +750,7 @@ void rw_result_release(struct rw_result *rw)
 	struct rw_table *t, *tn;
 	struct rw_chain *c, *cn;
 	struct rw_elem_cmd *e, *en;
+	size_t i;
 
 	if (!rw->tables.next)
 		return;
@@ -702,7 +767,9 @@ void rw_result_release(struct rw_result *rw)
 		free(c->table);
 		free(c->name);
 		free(c->cgroup_path);
-		free(c->rule_locs);
+		for (i = 0; i < c->n_rules; i++)
+			free(c->rules[i].text);
+		free(c->rules);
 		free(c);
 	}
 	free(rw->text);

@@ -8,6 +8,12 @@
 #include "base/ctx.h"
 #include "front/cgroup.h"
 
+/* A rule: where it starts, and its text on one line, comments left out. */
+struct rw_rule {
+	struct cgfw_loc loc;
+	char *text;
+};
+
 /* What the rewrite learnt about one chain of the user's file. */
 struct rw_chain {
 	struct list_head list;
@@ -18,7 +24,7 @@ struct rw_chain {
 	enum cgfw_dir dir;
 	char *cgroup_path;		/* as written, unquoted */
 	struct cgfw_loc cgroup_loc;	/* the quoted path */
-	struct cgfw_loc *rule_locs;	/* rules in source order */
+	struct rw_rule *rules;		/* in source order */
 	size_t n_rules, cap_rules;
 	bool order_unknown;		/* insert/replace/position used */
 };

@@ -18,22 +18,19 @@
 #include "front/ir.h"
 #include "front/rewrite.h"
 
-/* Rule files are text written by people; anything larger is a mistake. */
-#define CGFW_MAX_INPUT (16u << 20)
+/*
+ * Rule files are written by people, or generated with large sets (a
+ * million addresses take some 20 MiB); anything larger is a mistake.
+ */
+#define CGFW_MAX_INPUT (256u << 20)
 
 CGFW_API void cgfw_ruleset__free(struct cgfw_ruleset *rs)
 {
-	struct ir_table *t, *tn;
-
 	if (!rs)
 		return;
-	if (rs->tables.next) {
-		list_for_each_entry_safe(t, tn, &rs->tables, list)
-			ir_table_free(t);
-	}
+	ir_release(rs);
 	free(rs->src.name);
 	free(rs->src.text);
-	free(rs->listing);
 	free(rs);
 }
 
@@ -65,7 +62,8 @@ static int check_text(struct cgfw_ctx *ctx, const struct cgfw_source *src)
 
 /* Give each chain of @t its binding and its rules their source places. */
 static int bind_table(struct cgfw_ctx *ctx, struct cgfw_ruleset *rs,
-		      struct ir_table *t, const struct rw_result *rw)
+		      struct ir_table *t, const struct rw_result *rw,
+		      bool allow_missing)
 {
 	struct rw_chain *rc;
 	struct ir_chain *c;
@@ -86,7 +84,8 @@ static int bind_table(struct cgfw_ctx *ctx, struct cgfw_ruleset *rs,
 			}
 			c->dir = rc->dir;
 			ret = cgroup_resolve(ctx, &rs->src, &rc->cgroup_loc,
-					     rc->cgroup_path, &c->cgroup);
+					     rc->cgroup_path, allow_missing,
+					     &c->cgroup);
 			if (ret)
 				return ret;
 		}
@@ -98,30 +97,24 @@ static int bind_table(struct cgfw_ctx *ctx, struct cgfw_ruleset *rs,
 		if (n != rc->n_rules)
 			continue;	/* cannot pair them up: places unknown */
 		i = 0;
-		list_for_each_entry(r, &c->rules, list)
-			r->loc = rc->rule_locs[i++];
+		list_for_each_entry(r, &c->rules, list) {
+			r->loc = rc->rules[i].loc;
+			r->text = strdup(rc->rules[i++].text);
+			if (!r->text)
+				return -ENOMEM;
+		}
 	}
 	return 0;
 }
 
-static bool has_named_sets(const struct cgfw_ruleset *rs)
+static int compile(struct cgfw_ctx *ctx, struct cgfw_ruleset *rs,
+		   bool allow_missing)
 {
-	const struct ir_table *t;
-	const struct ir_set *s;
-
-	list_for_each_entry(t, &rs->tables, list)
-		list_for_each_entry(s, &t->sets, list)
-			if (!s->anonymous)
-				return true;
-	return false;
-}
-
-static int compile(struct cgfw_ctx *ctx, struct cgfw_ruleset *rs)
-{
+	struct shadow_job job = { 0 };
 	struct rw_result rw;
 	struct rw_table *rt;
 	struct ir_table *t;
-	int ret, saved;
+	int ret;
 
 	if (!rs->src.len) {
 		ctx_err_at(ctx, &rs->src, NULL,
@@ -135,17 +128,13 @@ static int compile(struct cgfw_ctx *ctx, struct cgfw_ruleset *rs)
 	if (ret)
 		return ret;
 
-	ret = netns_enter_shadow(ctx, &saved);
-	if (ret)
-		goto out;
-	ret = nft_compile_text(ctx, &rs->src, rw.text, rw.len);
-	if (!ret)
-		ret = readback(ctx, rs);
-	if (!ret && has_named_sets(rs))	/* their declarations, for updates */
-		ret = nft_list_text("list sets", &rs->listing);
-	if (netns_leave_shadow(saved) && !ret) {
-		ctx_err(ctx, "cannot return from the shadow network namespace");
-		ret = -EIO;
+	job.text = rw.text;
+	job.len = rw.len;
+	ret = shadow_compile(ctx, &rs->src, &job, rs);
+	if (!ret && rs->n_objects) {
+		ctx_err_at(ctx, &rs->src, NULL,
+			   "named stateful objects (counter, quota, limit, ct helper ... declared in a table) are not supported by cgfw yet; use anonymous ones in the rules ('counter', 'limit rate 10/second')");
+		ret = -EOPNOTSUPP;
 	}
 	if (ret)
 		goto out;
@@ -157,7 +146,7 @@ static int compile(struct cgfw_ctx *ctx, struct cgfw_ruleset *rs)
 				break;
 		if (&rt->list != &rw.tables)
 			t->loc = rt->loc;
-		ret = bind_table(ctx, rs, t, &rw);
+		ret = bind_table(ctx, rs, t, &rw, allow_missing);
 		if (ret)
 			goto out;
 	}
@@ -168,6 +157,7 @@ out:
 
 CGFW_API int cgfw_ruleset__compile(struct cgfw_ctx *ctx, const char *name,
 				   const char *buf, size_t len,
+				   const struct cgfw_compile_opts *opts,
 				   struct cgfw_ruleset **out)
 {
 	struct cgfw_ruleset *rs;
@@ -176,10 +166,12 @@ CGFW_API int cgfw_ruleset__compile(struct cgfw_ctx *ctx, const char *name,
 	if (!ctx || !out || (!buf && len))
 		return libcgfw_err(-EINVAL);
 	ctx_reset(ctx);
+	if (!CGFW_OPTS_VALID(ctx, opts, cgfw_compile_opts))
+		return libcgfw_err(-EINVAL);
 	rs = calloc(1, sizeof(*rs));
 	if (!rs)
 		return libcgfw_err(-ENOMEM);
-	list_init(&rs->tables);
+	ir_init(rs);
 	rs->src.name = strdup(!name || !strcmp(name, "-") ? "<stdin>" : name);
 	rs->src.text = malloc(len + 1);
 	if (!rs->src.name || !rs->src.text) {
@@ -191,7 +183,8 @@ CGFW_API int cgfw_ruleset__compile(struct cgfw_ctx *ctx, const char *name,
 	rs->src.text[len] = '\0';
 	rs->src.len = len;
 
-	ret = compile(ctx, rs);
+	ret = compile(ctx, rs, CGFW_OPTS_GET(opts, allow_missing_cgroups,
+					     false));
 	if (ret) {
 		cgfw_ruleset__free(rs);
 		return libcgfw_err(ret);
@@ -202,6 +195,7 @@ CGFW_API int cgfw_ruleset__compile(struct cgfw_ctx *ctx, const char *name,
 
 CGFW_API int cgfw_ruleset__compile_file(struct cgfw_ctx *ctx,
 					const char *path,
+					const struct cgfw_compile_opts *opts,
 					struct cgfw_ruleset **out)
 {
 	struct strbuf sb;
@@ -242,7 +236,7 @@ CGFW_API int cgfw_ruleset__compile_file(struct cgfw_ctx *ctx,
 		close(fd);
 	if (!ret)
 		ret = cgfw_ruleset__compile(ctx, path, sb.buf ? sb.buf : "",
-					    sb.len, out);
+					    sb.len, opts, out);
 	sb_release(&sb);
 	return libcgfw_err(ret);
 }

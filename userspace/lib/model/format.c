@@ -1,357 +1,663 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Printing what is installed, in nft syntax or as JSON, from one walker:
- * every p_*() call prints its text form or its JSON form (the iproute2
- * print_string(PRINT_ANY, ...) idea), so the two cannot drift apart.
+ * The model printed: in nft syntax (what "cgfw list" shows, fit to be
+ * applied again), or as JSON in the schema of "nft -j list ruleset"
+ * (libnftables-json(5)) with cgfw's additions under the key "cgfw".
  *
- * The rules themselves are nft's own listing of the kernel table (with live
- * counters); the emulation's plumbing (the cgfw_* chains) is hidden, and
- * the last rule of a bound chain, its policy with a counter, is folded back
- * into the chain's "type filter hook egress cgroup ..." line.
+ * Rules are shown as the user wrote them, with the live values of their
+ * counters and quotas put in where nft would print them.
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include <linux/netfilter.h>
+#include <linux/netfilter/nf_tables.h>
 
+#include "base/ctx.h"
+#include "base/json.h"
+#include "model/datatype.h"
 #include "model/model.h"
 
-struct printer {
-	struct strbuf *sb;
-	bool json;
-	bool need_comma;
-};
+#define MAX_FIELDS 8
 
-static void p_key(struct printer *p, const char *key)
+/* ---- the text of a rule, with its counter and quota filled in ---- */
+
+static bool word_char(char c)
 {
-	if (p->need_comma)
-		sb_adds(p->sb, ",");
-	p->need_comma = false;
-	if (key)
-		sb_addf(p->sb, "\"%s\":", key);
+	return c && !strchr(" \t\r\n{};\"#,", c);
 }
 
-static void json_str(struct strbuf *sb, const char *s)
+/* The next word of @s from @*pos, skipping strings; its length. */
+static size_t next_word(const char *s, size_t *pos)
 {
-	sb_adds(sb, "\"");
-	for (; *s; s++) {
-		unsigned char c = *s;
+	size_t i = *pos, n;
 
-		if (c == '"' || c == '\\')
-			sb_addf(sb, "\\%c", c);
-		else if (c == '\n')
-			sb_adds(sb, "\\n");
-		else if (c == '\t')
-			sb_adds(sb, "\\t");
-		else if (c < 0x20)
-			sb_addf(sb, "\\u%04x", c);
-		else
-			sb_addn(sb, (const char *)&c, 1);
+	for (;;) {
+		while (s[i] && !word_char(s[i]) && s[i] != '"')
+			i++;
+		if (s[i] != '"')
+			break;
+		for (i++; s[i] && s[i] != '"'; i++)
+			;
+		if (s[i])
+			i++;
 	}
-	sb_adds(sb, "\"");
+	for (n = 0; word_char(s[i + n]); n++)
+		;
+	*pos = i;
+	return n;
 }
 
-/* Open an object (JSON) and print @text (nft syntax). */
-static void p_open(struct printer *p, const char *key, const char *text)
+static bool word_is(const char *s, size_t n, const char *w)
 {
-	if (p->json) {
-		p_key(p, key);
-		sb_adds(p->sb, "{");
-	} else if (text) {
-		sb_adds(p->sb, text);
-	}
+	return n == strlen(w) && !memcmp(s, w, n);
 }
 
-static void p_close(struct printer *p, const char *text)
+/*
+ * @text with "packets N bytes M" after its "counter" (replacing numbers
+ * the user gave) and "used N bytes" after its quota.
+ */
+static void rule_text(struct strbuf *sb, const struct model_rule *r)
 {
-	if (p->json) {
-		sb_adds(p->sb, "}");
-		p->need_comma = true;
-	} else if (text) {
-		sb_adds(p->sb, text);
-	}
-}
+	const char *t = r->text;
+	size_t pos = 0, at = 0, n, p2, n2;
+	bool counted = false, quoted = false;
 
-static void p_array(struct printer *p, const char *key)
-{
-	if (p->json) {
-		p_key(p, key);
-		sb_adds(p->sb, "[");
-	}
-}
-
-static void p_array_end(struct printer *p)
-{
-	if (p->json) {
-		sb_adds(p->sb, "]");
-		p->need_comma = true;
-	}
-}
-
-static void p_str(struct printer *p, const char *key, const char *fmt,
-		  const char *val)
-{
-	if (p->json) {
-		p_key(p, key);
-		json_str(p->sb, val);
-		p->need_comma = true;
-	} else if (fmt) {
-		sb_addf(p->sb, fmt, val);
-	}
-}
-
-static void p_int(struct printer *p, const char *key, const char *fmt,
-		  long long val)
-{
-	if (p->json) {
-		p_key(p, key);
-		sb_addf(p->sb, "%lld", val);
-		p->need_comma = true;
-	} else if (fmt) {
-		sb_addf(p->sb, fmt, val);
-	}
-}
-
-/* ---- nft's listing, line by line ---- */
-
-struct line {
-	const char *s;
-	size_t len;
-};
-
-static bool next_line(const char **pos, struct line *l)
-{
-	const char *e;
-
-	if (!**pos)
-		return false;
-	e = strchrnul(*pos, '\n');
-	l->s = *pos;
-	l->len = e - *pos;
-	*pos = *e ? e + 1 : e;
-	return true;
-}
-
-static bool starts(const struct line *l, const char *prefix)
-{
-	size_t n = strlen(prefix);
-
-	return l->len >= n && !memcmp(l->s, prefix, n);
-}
-
-static char *line_dup(const struct line *l, size_t skip)
-{
-	return strndup(l->s + skip, l->len > skip ? l->len - skip : 0);
-}
-
-static void p_counter(struct printer *p, const char *key, const char *rule)
-{
-	unsigned long long pk, by;
-	const char *c = strstr(rule, "counter packets ");
-
-	if (!c || sscanf(c, "counter packets %llu bytes %llu", &pk, &by) != 2)
-		return;
-	p_open(p, key, NULL);
-	p_int(p, "packets", NULL, pk);
-	p_int(p, "bytes", NULL, by);
-	p_close(p, NULL);
-}
-
-static const struct inst_chain *bound_chain(const struct inst_table *t,
-					    const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < t->n_chains; i++)
-		if (!strcmp(t->chains[i].name, name))
-			return &t->chains[i];
-	return NULL;
-}
-
-/* "\tchain NAME {" ... "\t}", or "\tset NAME {" ... "\t}" */
-static char *block_name(const struct line *l, const char *kw)
-{
-	size_t n = strlen(kw);
-
-	if (l->len < n + 3 || memcmp(l->s, kw, n) ||
-	    l->s[l->len - 1] != '{')
-		return NULL;
-	return strndup(l->s + n, l->len - n - 2);
-}
-
-static void print_chain(struct printer *p, const struct inst_table *t,
-			const char *name, const char **pos)
-{
-	const struct inst_chain *ic = bound_chain(t, name);
-	char **rules = NULL, *comment = NULL, buf[64];
-	size_t n = 0, i, n_user;
-	struct line l;
-
-	/* collect the chain's lines: an optional comment, then rules */
-	while (next_line(pos, &l) && !starts(&l, "\t}")) {
-		if (starts(&l, "\t\tcomment ") && !n && !comment) {
-			comment = line_dup(&l, 2);
+	while ((n = next_word(t, &pos))) {
+		if (!counted && r->counter.present &&
+		    word_is(t + pos, n, "counter")) {
+			sb_addn(sb, t + at, pos + n - at);
+			sb_addf(sb, " packets %" PRIu64 " bytes %" PRIu64,
+				r->counter.packets, r->counter.bytes);
+			at = pos += n;
+			/* the user's own "packets N bytes M": replaced */
+			p2 = pos;
+			n2 = next_word(t, &p2);
+			if (word_is(t + p2, n2, "packets")) {
+				p2 += n2;
+				n2 = next_word(t, &p2);	/* N */
+				p2 += n2;
+				n2 = next_word(t, &p2);
+				if (word_is(t + p2, n2, "bytes")) {
+					p2 += n2;
+					n2 = next_word(t, &p2);
+					at = pos = p2 + n2;
+				}
+			}
+			counted = true;
 			continue;
 		}
-		if (starts(&l, "\t\ttype "))
-			continue;	/* a base chain we did not make */
-		char **v = realloc(rules, (n + 1) * sizeof(*v));
-
-		if (!v)
-			break;
-		rules = v;
-		rules[n++] = line_dup(&l, 2);
-	}
-	/* the emulation's last rule of a bound chain is its policy */
-	n_user = ic && t->policy_rule && n ? n - 1 : n;
-
-	p_open(p, NULL, NULL);
-	p_str(p, "name", "\tchain %s {\n", name);
-	if (comment)
-		p_str(p, "comment", "\t\t%s\n", comment);
-	if (ic) {
-		p_str(p, "hook", "\t\ttype filter hook %s", cgfw_dir_str(ic->dir));
-		p_str(p, "cgroup", " cgroup \"%s\"", ic->cgroup_path);
-		p_int(p, "priority", " priority %lld;", ic->priority);
-		p_str(p, "policy", " policy %s;\n",
-		      ic->policy == NF_DROP ? "drop" : "accept");
-	}
-	p_array(p, "rules");
-	for (i = 0; i < n_user; i++) {
-		p_open(p, NULL, NULL);
-		p_str(p, "nft", "\t\t%s\n", rules[i] ? rules[i] : "");
-		if (rules[i])
-			p_counter(p, "counter", rules[i]);
-		p_close(p, NULL);
-	}
-	p_array_end(p);
-	if (ic && ic->policy_counted) {
-		if (!p->json)
-			sb_addf(p->sb, "\t\t# policy %s: %llu packets, %llu bytes\n",
-				ic->policy == NF_DROP ? "drop" : "accept",
-				(unsigned long long)ic->policy_packets,
-				(unsigned long long)ic->policy_bytes);
-		p_open(p, "policy_counter", NULL);
-		p_int(p, "packets", NULL, ic->policy_packets);
-		p_int(p, "bytes", NULL, ic->policy_bytes);
-		p_close(p, NULL);
-	} else if (ic && t->policy_rule && n && rules[n - 1]) {
-		unsigned long long pk, by;
-		const char *c = strstr(rules[n - 1], "counter packets ");
-
-		if (c && sscanf(c, "counter packets %llu bytes %llu", &pk,
-				&by) == 2 && !p->json) {
-			snprintf(buf, sizeof(buf), "%llu packets, %llu bytes",
-				 pk, by);
-			sb_addf(p->sb, "\t\t# policy %s: %s\n",
-				ic->policy == NF_DROP ? "drop" : "accept", buf);
+		if (!quoted && r->has_quota && word_is(t + pos, n, "quota")) {
+			/* quota [over|until] N [unit] ["used" N unit] */
+			pos += n;
+			n = next_word(t, &pos);
+			if (word_is(t + pos, n, "over") ||
+			    word_is(t + pos, n, "until")) {
+				pos += n;
+				n = next_word(t, &pos);
+			}
+			pos += n;	/* the amount */
+			p2 = pos;
+			n2 = next_word(t, &p2);
+			if ((word_is(t + p2, n2, "bytes") ||
+			     word_is(t + p2, n2, "kbytes") ||
+			     word_is(t + p2, n2, "mbytes") ||
+			     word_is(t + p2, n2, "gbytes")))
+				pos = p2 + n2;
+			sb_addn(sb, t + at, pos - at);
+			sb_addf(sb, " used %" PRIu64 " bytes", r->quota_used);
+			at = pos;
+			quoted = true;
+			continue;
 		}
-		p_counter(p, "policy_counter", rules[n - 1]);
+		pos += n;
 	}
-	p_close(p, "\t}\n");
+	sb_adds(sb, t + at);
+	if (r->counter.present && !counted)
+		sb_addf(sb, " # counter packets %" PRIu64 " bytes %" PRIu64,
+			r->counter.packets, r->counter.bytes);
+}
+
+/* ---- keys, intervals and values ---- */
+
+static void text_values(struct strbuf *sb, const struct model_value *v,
+			size_t n)
+{
+	size_t i;
 
 	for (i = 0; i < n; i++)
-		free(rules[i]);
-	free(rules);
-	free(comment);
+		sb_addf(sb, "%s%s", i ? " . " : "", v[i].s);
 }
 
-static void print_table(struct printer *p, const struct inst_table *t)
+static void json_value(struct cgfw_json *j, const struct model_value *v)
 {
-	const char *pos = t->nft_text ? t->nft_text : "";
-	bool first = true;
-	struct strbuf sets, setblock;
-	struct printer sp;
-	char *name;
-	struct line l;
-
-	p_open(p, NULL, NULL);
-	p_str(p, "name", "table cgroup %s {", t->name);
-	p_str(p, "family", NULL, "cgroup");
-	p_str(p, "backend", "\t# backend %s,", t->backend);
-	p_str(p, "installed_as", " as %s\n", t->kernel_name);
-
-	/* sets first (nft lists them before chains), then chains */
-	sb_init(&sets);
-	/* JSON keeps sets apart; text prints them where nft did */
-	sp = (struct printer){ .sb = p->json ? &sets : p->sb, .json = p->json };
-	p_array(p, "chains");
-	next_line(&pos, &l);	/* "table inet cgfw_x {" */
-	while (next_line(&pos, &l)) {
-		if (starts(&l, "\tcomment \"cgfw: "))
-			continue;
-		if ((name = block_name(&l, "\tchain "))) {
-			if (!strncmp(name, "cgfw_", 5)) {	/* plumbing */
-				while (next_line(&pos, &l) &&
-				       !starts(&l, "\t}"))
-					;
-			} else {
-				if (!first && !p->json)
-					sb_adds(p->sb, "\n");
-				first = false;
-				print_chain(p, t, name, &pos);
-			}
-			free(name);
-			continue;
-		}
-		if ((name = block_name(&l, "\tset ")) ||
-		    (name = block_name(&l, "\tmap "))) {
-			sb_init(&setblock);
-			sb_addn(&setblock, l.s, l.len);
-			sb_adds(&setblock, "\n");
-			while (next_line(&pos, &l)) {
-				sb_addn(&setblock, l.s, l.len);
-				sb_adds(&setblock, "\n");
-				if (starts(&l, "\t}"))
-					break;
-			}
-			if (!first && !p->json)
-				sb_adds(p->sb, "\n");
-			first = false;
-			p_open(&sp, NULL, NULL);
-			p_str(&sp, "name", NULL, name);
-			p_str(&sp, "nft", "%s",
-			      setblock.buf ? setblock.buf : "");
-			p_close(&sp, NULL);
-			sb_release(&setblock);
-			free(name);
-		}
-	}
-	p_array_end(p);
-	if (p->json) {
-		p_key(p, "sets");
-		sb_adds(p->sb, "[");
-		if (sets.buf)
-			sb_adds(p->sb, sets.buf);
-		sb_adds(p->sb, "]");
-		p->need_comma = true;
-	}
-	p_close(p, "}\n");
-	sb_release(&sets);
+	if (v->number)
+		cgfw_json_u64(j, strtoull(v->s, NULL, 10));
+	else if (v->quoted)
+		cgfw_json_strn(j, v->s + 1, strlen(v->s) - 2);
+	else
+		cgfw_json_str(j, v->s);
 }
 
-CGFW_API int cgfw_listing__format(const struct cgfw_listing *l, bool json,
-				  char **text)
+static void json_values(struct cgfw_json *j, const struct model_value *v,
+			size_t n)
 {
-	struct strbuf sb;
-	struct printer p = { .sb = &sb, .json = json };
 	size_t i;
 
-	if (!l || !text)
-		return libcgfw_err(-EINVAL);
-	sb_init(&sb);
-	p_open(&p, NULL, NULL);
-	p_array(&p, "tables");
-	for (i = 0; i < l->n_tables; i++) {
-		if (i && !json)
-			sb_adds(&sb, "\n");
-		print_table(&p, &l->tables[i]);
+	if (n == 1) {
+		json_value(j, v);
+		return;
 	}
-	p_array_end(&p);
-	p_close(&p, NULL);
-	if (json)
+	cgfw_json_obj_open(j);
+	cgfw_json_key(j, "concat");
+	cgfw_json_arr_open(j);
+	for (i = 0; i < n; i++)
+		json_value(j, &v[i]);
+	cgfw_json_arr_close(j);
+	cgfw_json_obj_close(j);
+}
+
+/* A key, or an interval [key, key_end], in text or as JSON. */
+static void print_key(struct strbuf *sb, struct cgfw_json *j,
+		      const struct model_set *s, const struct model_elem *e)
+{
+	struct model_value lo[MAX_FIELDS], hi[MAX_FIELDS];
+	size_t n, m, i;
+	int plen;
+
+	if (!e->key) {
+		if (j)
+			cgfw_json_str(j, "*");
+		else
+			sb_adds(sb, "*");
+		return;
+	}
+	n = model_key_values(s->key_type, s->key_byteorder, e->key,
+			     s->key_len, lo, MAX_FIELDS);
+	if (!e->key_end || !memcmp(e->key, e->key_end, s->key_len)) {
+		if (j)
+			json_values(j, lo, n);
+		else
+			text_values(sb, lo, n);
+		return;
+	}
+	plen = model_prefix_len(s->key_type, e->key, e->key_end, s->key_len);
+	if (plen >= 0) {
+		if (j) {
+			cgfw_json_obj_open(j);
+			cgfw_json_key(j, "prefix");
+			cgfw_json_obj_open(j);
+			cgfw_json_kv_str(j, "addr", lo[0].s);
+			cgfw_json_kv_u64(j, "len", plen);
+			cgfw_json_obj_close(j);
+			cgfw_json_obj_close(j);
+		} else {
+			sb_addf(sb, "%s/%d", lo[0].s, plen);
+		}
+		return;
+	}
+	m = model_key_values(s->key_type, s->key_byteorder, e->key_end,
+			     s->key_len, hi, MAX_FIELDS);
+	if (m != n)
+		n = m = 1;	/* print the whole keys */
+	if (j && n == 1) {
+		cgfw_json_obj_open(j);
+		cgfw_json_key(j, "range");
+		cgfw_json_arr_open(j);
+		json_value(j, &lo[0]);
+		json_value(j, &hi[0]);
+		cgfw_json_arr_close(j);
+		cgfw_json_obj_close(j);
+		return;
+	}
+	if (j)
+		cgfw_json_obj_open(j), cgfw_json_key(j, "concat"),
+		cgfw_json_arr_open(j);
+	for (i = 0; i < n; i++) {
+		bool same = !strcmp(lo[i].s, hi[i].s);
+
+		if (j && same) {
+			json_value(j, &lo[i]);
+		} else if (j) {
+			cgfw_json_obj_open(j);
+			cgfw_json_key(j, "range");
+			cgfw_json_arr_open(j);
+			json_value(j, &lo[i]);
+			json_value(j, &hi[i]);
+			cgfw_json_arr_close(j);
+			cgfw_json_obj_close(j);
+		} else if (same) {
+			sb_addf(sb, "%s%s", i ? " . " : "", lo[i].s);
+		} else {
+			sb_addf(sb, "%s%s-%s", i ? " . " : "", lo[i].s,
+				hi[i].s);
+		}
+	}
+	if (j)
+		cgfw_json_arr_close(j), cgfw_json_obj_close(j);
+}
+
+static void print_data(struct strbuf *sb, struct cgfw_json *j,
+		       const struct model_set *s, const struct model_elem *e)
+{
+	struct model_value v[MAX_FIELDS];
+	const char *verdict;
+	size_t n;
+
+	if (s->data_type == NFT_DATA_VERDICT) {
+		verdict = model_verdict_str(e->verdict);
+		if (!j) {
+			sb_addf(sb, " : %s%s%s", verdict, e->chain ? " " : "",
+				e->chain ? e->chain : "");
+			return;
+		}
+		cgfw_json_obj_open(j);
+		cgfw_json_key(j, verdict);
+		if (e->chain) {
+			cgfw_json_obj_open(j);
+			cgfw_json_kv_str(j, "target", e->chain);
+			cgfw_json_obj_close(j);
+		} else {
+			cgfw_json_null(j);
+		}
+		cgfw_json_obj_close(j);
+		return;
+	}
+	if (!e->data)
+		return;
+	n = model_key_values(s->data_type, 0, e->data, s->data_len, v,
+			     MAX_FIELDS);
+	if (j) {
+		json_values(j, v, n);
+		return;
+	}
+	sb_adds(sb, " : ");
+	text_values(sb, v, n);
+}
+
+static bool is_map(const struct model_set *s)
+{
+	return s->flags & NFT_SET_MAP;
+}
+
+/* "ipv4_addr . inet_service", or NULL if a field's type is unknown */
+static void type_text(struct strbuf *sb, uint32_t type, bool *known)
+{
+	uint32_t f[MAX_FIELDS];
+	size_t n = model_type_fields(type, f, MAX_FIELDS), i;
+	const char *name;
+
+	for (i = 0; i < n; i++) {
+		name = model_type_name(f[i]);
+		if (!name) {
+			*known = false;
+			sb_addf(sb, "%s<nft datatype %u>", i ? " . " : "",
+				f[i]);
+			continue;
+		}
+		sb_addf(sb, "%s%s", i ? " . " : "", name);
+	}
+}
+
+static const struct {
+	uint32_t flag;
+	const char *name;
+} set_flags[] = {
+	{ NFT_SET_CONSTANT, "constant" },
+	{ NFT_SET_INTERVAL, "interval" },
+	{ NFT_SET_TIMEOUT, "timeout" },
+	{ NFT_SET_EVAL, "dynamic" },
+};
+
+static void text_set(struct strbuf *sb, const struct model_set *s)
+{
+	bool known = true, any = false;
+	size_t i;
+
+	sb_addf(sb, "\t%s %s {\n\t\ttype ", is_map(s) ? "map" : "set",
+		s->name);
+	type_text(sb, s->key_type, &known);
+	if (is_map(s)) {
+		sb_adds(sb, " : ");
+		if (s->data_type == NFT_DATA_VERDICT)
+			sb_adds(sb, "verdict");
+		else
+			type_text(sb, s->data_type, &known);
+	}
+	sb_adds(sb, "\n");
+	for (i = 0; i < ARRAY_SIZE(set_flags); i++) {
+		if (!(s->flags & set_flags[i].flag))
+			continue;
+		sb_addf(sb, "%s%s", any ? "," : "\t\tflags ",
+			set_flags[i].name);
+		any = true;
+	}
+	if (any)
+		sb_adds(sb, "\n");
+	if (!known)
+		sb_adds(sb, "\t\t# cgfw does not know a type of this set: its values are shown in hexadecimal\n");
+	if (s->where)
+		sb_addf(sb, "\t\t# %zu elements, %s\n", s->n_elems, s->where);
+	if (s->n_elems) {
+		sb_adds(sb, "\t\telements = { ");
+		for (i = 0; i < s->n_elems; i++) {
+			if (i)
+				sb_adds(sb, i % 4 ? ", " : ",\n\t\t\t     ");
+			print_key(sb, NULL, s, &s->elems[i]);
+			if (is_map(s))
+				print_data(sb, NULL, s, &s->elems[i]);
+		}
+		sb_adds(sb, " }\n");
+	}
+	sb_adds(sb, "\t}\n");
+}
+
+static const char *policy_str(uint32_t policy)
+{
+	return policy == NF_DROP ? "drop" : "accept";
+}
+
+static void text_binding(struct strbuf *sb, const struct model_chain *c)
+{
+	switch (c->binding) {
+	case MODEL_BOUND:
+		sb_addf(sb, " # bound to cgroup id %" PRIu64, c->cgroup_id);
+		break;
+	case MODEL_STALE:
+		sb_addf(sb, " # STALE: bound to cgroup id %" PRIu64 ", which is no longer at this path; nothing here is filtered by this chain",
+			c->cgroup_id);
+		break;
+	case MODEL_WAITING:
+		sb_adds(sb, " # WAITING: the cgroup does not exist yet");
+		break;
+	}
+}
+
+static void text_chain(struct strbuf *sb, const struct model_chain *c)
+{
+	size_t i;
+
+	sb_addf(sb, "\tchain %s {\n", c->name);
+	if (c->base) {
+		sb_addf(sb, "\t\ttype filter hook %s cgroup \"%s\" priority %d; policy %s;",
+			cgfw_dir_str(c->dir), c->cgroup_path, c->priority,
+			policy_str(c->policy));
+		text_binding(sb, c);
+		sb_adds(sb, "\n");
+	}
+	for (i = 0; i < c->n_rules; i++) {
+		const struct model_rule *r = &c->rules[i];
+
+		sb_adds(sb, "\t\t");
+		if (r->text)
+			rule_text(sb, r);
+		else
+			sb_adds(sb, "# a rule whose text cgfw does not know (it was added with insert, replace or a position)");
+		if (r->text_cut)
+			sb_adds(sb, " ... # only the start of this rule's text was kept (nf_tables keeps 256 bytes of a rule's userdata)");
+		sb_adds(sb, "\n");
+	}
+	if (c->base && c->policy_counter.present)
+		sb_addf(sb, "\t\t# policy %s: %" PRIu64 " packets, %" PRIu64 " bytes\n",
+			policy_str(c->policy), c->policy_counter.packets,
+			c->policy_counter.bytes);
+	sb_adds(sb, "\t}\n");
+}
+
+static void text_table(struct strbuf *sb, const struct model_table *t)
+{
+	size_t i;
+	bool first = true;
+
+	sb_addf(sb, "table cgroup %s {\t# backend %s, as %s\n", t->name,
+		t->backend, t->kernel_name);
+	if (t->note)
+		sb_addf(sb, "\t# %s\n", t->note);
+	for (i = 0; i < t->n_sets; i++, first = false) {
+		if (!first)
+			sb_adds(sb, "\n");
+		text_set(sb, &t->sets[i]);
+	}
+	for (i = 0; i < t->n_chains; i++, first = false) {
+		if (!first)
+			sb_adds(sb, "\n");
+		text_chain(sb, &t->chains[i]);
+	}
+	sb_adds(sb, "}\n");
+}
+
+/* ---- JSON ---- */
+
+static void json_counter(struct cgfw_json *j, const char *key,
+			 const struct model_counter *c)
+{
+	cgfw_json_key(j, key);
+	cgfw_json_obj_open(j);
+	cgfw_json_kv_u64(j, "packets", c->packets);
+	cgfw_json_kv_u64(j, "bytes", c->bytes);
+	cgfw_json_obj_close(j);
+}
+
+/* "family", "table" and "name" (or "chain") of an object */
+static void json_names(struct cgfw_json *j, const struct model_table *t)
+{
+	cgfw_json_kv_str(j, "family", "cgroup");
+	cgfw_json_kv_str(j, "table", t->name);
+}
+
+static void json_type(struct cgfw_json *j, uint32_t type)
+{
+	uint32_t f[MAX_FIELDS];
+	size_t n = model_type_fields(type, f, MAX_FIELDS), i;
+	const char *name;
+	char buf[32];
+
+	if (n > 1)
+		cgfw_json_arr_open(j);
+	for (i = 0; i < n; i++) {
+		name = model_type_name(f[i]);
+		snprintf(buf, sizeof(buf), "%u", f[i]);
+		cgfw_json_str(j, name ? name : buf);
+	}
+	if (n > 1)
+		cgfw_json_arr_close(j);
+}
+
+static void json_set(struct cgfw_json *j, const struct model_table *t,
+		     const struct model_set *s)
+{
+	size_t i;
+	bool any = false;
+
+	cgfw_json_obj_open(j);
+	cgfw_json_key(j, is_map(s) ? "map" : "set");
+	cgfw_json_obj_open(j);
+	json_names(j, t);
+	cgfw_json_kv_str(j, "name", s->name);
+	if (s->handle)
+		cgfw_json_kv_u64(j, "handle", s->handle);
+	cgfw_json_key(j, "type");
+	json_type(j, s->key_type);
+	if (is_map(s)) {
+		cgfw_json_key(j, "map");
+		if (s->data_type == NFT_DATA_VERDICT)
+			cgfw_json_str(j, "verdict");
+		else
+			json_type(j, s->data_type);
+	}
+	for (i = 0; i < ARRAY_SIZE(set_flags); i++) {
+		if (!(s->flags & set_flags[i].flag))
+			continue;
+		if (!any)
+			cgfw_json_key(j, "flags"), cgfw_json_arr_open(j);
+		cgfw_json_str(j, set_flags[i].name);
+		any = true;
+	}
+	if (any)
+		cgfw_json_arr_close(j);
+	if (s->n_elems) {
+		cgfw_json_key(j, "elem");
+		cgfw_json_arr_open(j);
+		for (i = 0; i < s->n_elems; i++) {
+			if (is_map(s))
+				cgfw_json_arr_open(j);
+			print_key(NULL, j, s, &s->elems[i]);
+			if (is_map(s)) {
+				print_data(NULL, j, s, &s->elems[i]);
+				cgfw_json_arr_close(j);
+			}
+		}
+		cgfw_json_arr_close(j);
+	}
+	if (s->where) {
+		cgfw_json_key(j, "cgfw");
+		cgfw_json_obj_open(j);
+		cgfw_json_kv_str(j, "map", s->where);
+		if (s->capacity)
+			cgfw_json_kv_u64(j, "capacity", s->capacity);
+		cgfw_json_obj_close(j);
+	}
+	cgfw_json_obj_close(j);
+	cgfw_json_obj_close(j);
+}
+
+static void json_chain(struct cgfw_json *j, const struct model_table *t,
+		       const struct model_chain *c)
+{
+	cgfw_json_obj_open(j);
+	cgfw_json_key(j, "chain");
+	cgfw_json_obj_open(j);
+	json_names(j, t);
+	cgfw_json_kv_str(j, "name", c->name);
+	if (c->handle)
+		cgfw_json_kv_u64(j, "handle", c->handle);
+	if (c->base) {
+		cgfw_json_kv_str(j, "type", "filter");
+		cgfw_json_kv_str(j, "hook", cgfw_dir_str(c->dir));
+		cgfw_json_kv_str(j, "cgroup", c->cgroup_path);
+		cgfw_json_kv_s64(j, "prio", c->priority);
+		cgfw_json_kv_str(j, "policy", policy_str(c->policy));
+		cgfw_json_key(j, "cgfw");
+		cgfw_json_obj_open(j);
+		cgfw_json_kv_u64(j, "cgroup_id", c->cgroup_id);
+		cgfw_json_kv_str(j, "binding", model_binding_str(c->binding));
+		if (c->policy_counter.present)
+			json_counter(j, "policy_counter", &c->policy_counter);
+		cgfw_json_obj_close(j);
+	}
+	cgfw_json_obj_close(j);
+	cgfw_json_obj_close(j);
+}
+
+static void json_rule(struct cgfw_json *j, const struct model_table *t,
+		      const struct model_chain *c, const struct model_rule *r)
+{
+	cgfw_json_obj_open(j);
+	cgfw_json_key(j, "rule");
+	cgfw_json_obj_open(j);
+	json_names(j, t);
+	cgfw_json_kv_str(j, "chain", c->name);
+	if (r->handle)
+		cgfw_json_kv_u64(j, "handle", r->handle);
+	/* no "expr": cgfw keeps the rule's text, not nft's expression tree */
+	cgfw_json_key(j, "cgfw");
+	cgfw_json_obj_open(j);
+	if (r->text)
+		cgfw_json_kv_str(j, "text", r->text);
+	else
+		cgfw_json_null(j);
+	if (r->text_cut)
+		cgfw_json_kv_bool(j, "text_cut", true);
+	if (r->counter.present)
+		json_counter(j, "counter", &r->counter);
+	if (r->has_quota)
+		cgfw_json_kv_u64(j, "quota_used", r->quota_used);
+	cgfw_json_obj_close(j);
+	cgfw_json_obj_close(j);
+	cgfw_json_obj_close(j);
+}
+
+static void json_table(struct cgfw_json *j, const struct model_table *t)
+{
+	size_t i, k;
+
+	cgfw_json_obj_open(j);
+	cgfw_json_key(j, "table");
+	cgfw_json_obj_open(j);
+	cgfw_json_kv_str(j, "family", "cgroup");
+	cgfw_json_kv_str(j, "name", t->name);
+	if (t->handle)
+		cgfw_json_kv_u64(j, "handle", t->handle);
+	cgfw_json_key(j, "cgfw");
+	cgfw_json_obj_open(j);
+	cgfw_json_kv_str(j, "backend", t->backend);
+	cgfw_json_kv_str(j, "installed_as", t->kernel_name);
+	if (t->generation)
+		cgfw_json_kv_u64(j, "generation", t->generation);
+	if (t->note)
+		cgfw_json_kv_str(j, "note", t->note);
+	cgfw_json_obj_close(j);
+	cgfw_json_obj_close(j);
+	cgfw_json_obj_close(j);
+	for (i = 0; i < t->n_sets; i++)
+		json_set(j, t, &t->sets[i]);
+	for (i = 0; i < t->n_chains; i++)
+		json_chain(j, t, &t->chains[i]);
+	for (i = 0; i < t->n_chains; i++)
+		for (k = 0; k < t->chains[i].n_rules; k++)
+			json_rule(j, t, &t->chains[i], &t->chains[i].rules[k]);
+}
+
+CGFW_API size_t cgfw_listing__unbound(const struct cgfw_listing *l)
+{
+	size_t i, k, n = 0;
+
+	for (i = 0; l && i < l->n_tables; i++)
+		for (k = 0; k < l->tables[i].n_chains; k++)
+			n += l->tables[i].chains[k].base &&
+			     l->tables[i].chains[k].binding != MODEL_BOUND;
+	return n;
+}
+
+CGFW_API int cgfw_listing__format(const struct cgfw_listing *l,
+				  const struct cgfw_format_opts *opts,
+				  char **text)
+{
+	struct cgfw_json j;
+	struct strbuf sb;
+	bool json;
+	size_t i;
+
+	if (!l || !text || !CGFW_OPTS_VALID(NULL, opts, cgfw_format_opts))
+		return libcgfw_err(-EINVAL);
+	json = CGFW_OPTS_GET(opts, json, false);
+	sb_init(&sb);
+	if (json) {
+		cgfw_json_init(&j, &sb);
+		cgfw_json_obj_open(&j);
+		cgfw_json_key(&j, "nftables");
+		cgfw_json_arr_open(&j);
+		cgfw_json_obj_open(&j);
+		cgfw_json_key(&j, "metainfo");
+		cgfw_json_obj_open(&j);
+		cgfw_json_kv_str(&j, "version", CGFW_VERSION);
+		cgfw_json_kv_str(&j, "release_name", "cgfw");
+		cgfw_json_kv_u64(&j, "json_schema_version", 1);
+		cgfw_json_obj_close(&j);
+		cgfw_json_obj_close(&j);
+		for (i = 0; i < l->n_tables; i++)
+			json_table(&j, &l->tables[i]);
+		cgfw_json_arr_close(&j);
+		cgfw_json_obj_close(&j);
 		sb_adds(&sb, "\n");
+	} else {
+		for (i = 0; i < l->n_tables; i++) {
+			if (i)
+				sb_adds(&sb, "\n");
+			text_table(&sb, &l->tables[i]);
+		}
+	}
 	*text = sb_detach(&sb);
 	return *text ? 0 : libcgfw_err(-ENOMEM);
 }

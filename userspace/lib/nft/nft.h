@@ -1,24 +1,126 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The nft backend's two targets: native cgroup family, emulated inet. */
+/*
+ * The nft backend's two targets (nft/target.c), the batch that installs a
+ * table (nft/batch.c), reading tables back into the model (nft/read.c) and
+ * updating their sets (nft/update.c).
+ *
+ * Native, on kernels with the cgroup table family (kernel-patches/): table
+ * "cgroup web" is table web of family cgroup, and each bound chain is a
+ * base chain with the cgroup's id on its hook (NFTA_HOOK_CGROUP_ID), at
+ * the points where cgroup BPF programs run.
+ *
+ * Emulated, for other kernels: table "cgroup web" becomes "inet cgfw_web".
+ * Each chain bound to a cgroup becomes a regular chain holding the user's
+ * rules, a base chain on output (egress) or input (ingress), at the user's
+ * priority, that matches the socket's cgroup once per packet, and a chain
+ * that runs the user's chain and then its policy:
+ *
+ *	chain cgfw_hook_egress {
+ *		type filter hook output priority 0; policy accept;
+ *		socket cgroupv2 level 1 == <id of web> goto cgfw_run_egress
+ *	}
+ *	chain cgfw_run_egress { jump egress; counter drop }
+ *	chain egress { <the user's rules> }
+ *
+ * However the user's chain ends (its end, "return", or the end of a chain
+ * it went to with "goto"), nft comes back to cgfw_run_egress and applies
+ * the policy, as it would in a base chain.
+ *
+ * What cgfw needs to find its tables again is kept in the kernel with
+ * them, as userdata TLVs of cgfw's own types next to nft's (nft ignores
+ * the types it does not know): on the table, that cgfw made it and which
+ * apply; on a bound chain, its direction, policy and cgroup; on a rule,
+ * its text as the user wrote it. Everything goes to the kernel in one
+ * batch, which deletes the previous version of the table too: all or
+ * nothing.
+ */
 #ifndef CGFW_NFT_NFT_H
 #define CGFW_NFT_NFT_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "base/ctx.h"
+#include "backend.h"
+#include "nl/netlink.h"
+
+#define CGFW_CHAIN_PREFIX	"cgfw_"		/* reserved for the chains below */
+#define CGFW_HOOK_PREFIX	"cgfw_hook_"	/* a bound chain's base chain */
+#define CGFW_RUN_PREFIX		"cgfw_run_"	/* runs it, then its policy */
+#define CGFW_OWNER_COMMENT	"cgfw: "	/* the start of a table's comment */
+
+/* Userdata TLV types of cgfw's own (nft's are below 8). */
+enum {
+	/* on a table */
+	CGFW_UD_TABLE_FORMAT = 0xc0,	/* u32: the version of what follows */
+	CGFW_UD_TABLE_NAME,		/* strz: the user's table name */
+	CGFW_UD_TABLE_GEN,		/* u64: the apply that made it */
+	CGFW_UD_TABLE_WITH_BPF,		/* u32: that apply had bpf too */
+	/* on a bound chain: the native base chain, the emulation's hook */
+	CGFW_UD_CHAIN_NAME = 0xc0,	/* strz: the user's chain (emulated) */
+	CGFW_UD_CHAIN_DIR,		/* u32: enum cgfw_dir */
+	CGFW_UD_CHAIN_POLICY,		/* u32: NF_ACCEPT or NF_DROP */
+	CGFW_UD_CHAIN_CGROUP_PATH,	/* strz: the path bound to */
+	CGFW_UD_CHAIN_CGROUP_ID,	/* u64: the cgroup bound to */
+	/* on a rule */
+	CGFW_UD_RULE_TEXT = 0xc0,	/* strz: the rule as the user wrote it */
+	CGFW_UD_RULE_TEXT_LEN,		/* u32: its whole length, if cut */
+};
+
+#define CGFW_UD_FORMAT 1
+
+/* Where a target puts tables. */
+struct nft_target {
+	const char *backend;	/* as "cgfw list" names it */
+	uint16_t family;
+	const char *family_name;
+	const char *prefix;	/* of the kernel's table names */
+	bool native;		/* cgroup family: base chains bound by id */
+	bool dispatch;		/* bound chains run from cgfw_hook_C chains */
+};
+
+extern const struct nft_target cgfw_nft_emulated, cgfw_nft_native;
+
+/* A table of @tg's family that cgfw made (from its userdata). */
+struct nftnl_table;
+bool cgfw_nft_owned(const struct nftnl_table *t, const struct nft_target *tg);
+/* The apply that made an owned table (gen 0: before cgfw kept one). */
+void cgfw_nft_made_by(const struct nftnl_table *t, const struct nft_target *tg,
+		      struct cgfw_apply_info *ai);
+/* The user's name of an owned table. */
+const char *cgfw_nft_user_name(const struct nftnl_table *t,
+			       const struct nft_target *tg);
 
 /*
- * The cgroup table family of the kernel series (kernel-patches/: its
- * include/uapi/linux/netfilter.h and netfilter/nf_tables.h), which the
- * installed headers do not have.
+ * Add to @nb the batch that makes the tables of @rs in @tg's family: each
+ * replaces the table cgfw made before (@replace(name) true), made by the
+ * apply @ai. Errors (with places) into @ctx.
  */
-#define NFPROTO_CGROUP		13
-#define NF_CGROUP_INGRESS	0
-#define NF_CGROUP_EGRESS	1
-#define NFTA_HOOK_CGROUP_ID	(NFTA_HOOK_DEVS + 1)
+int cgfw_nft_build(struct cgfw_ctx *ctx, const struct nft_target *tg,
+		   const struct cgfw_ruleset *rs,
+		   bool (*replace)(const char *kname, void *data), void *data,
+		   const struct cgfw_apply_info *ai, struct cgfw_nl_batch *nb);
+
+/* The tables of @tg (one, or every one if @name is NULL) into @l. */
+int cgfw_nft_read(struct cgfw_ctx *ctx, const struct nft_target *tg,
+		  const char *name, struct cgfw_listing *l);
+
+/*
+ * The IR of the installed table @name of @tg, sets with their elements;
+ * -ENOENT if there is none.
+ */
+int cgfw_nft_read_ir(struct cgfw_ctx *ctx, const struct nft_target *tg,
+		     const char *name, struct cgfw_ruleset *out);
+
+/* The generation of cgfw's table @name of @tg; -ENOENT: none. */
+int cgfw_nft_generation(struct cgfw_ctx *ctx, const struct nft_target *tg,
+			const char *name, uint64_t *gen);
+
+/* Element commands for the tables this target holds; -ENOENT: none. */
+int cgfw_nft_update(struct cgfw_ctx *ctx, const struct nft_target *tg,
+		    const struct upd_cmds *u);
 
 /* Can this kernel hold an nf_tables table of @family (and a socket rule)? */
-bool nft_probe_table(struct cgfw_ctx *ctx, uint16_t family, bool socket_rule);
+bool cgfw_nft_probe_table(struct cgfw_ctx *ctx, uint16_t family,
+			  bool socket_rule);
 
 #endif /* CGFW_NFT_NFT_H */

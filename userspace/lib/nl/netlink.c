@@ -22,7 +22,7 @@
 
 #define BATCH_PAGE (1 << 20)
 
-int nl_open(struct cgfw_ctx *ctx, struct mnl_socket **out)
+int cgfw_nl_open(struct cgfw_ctx *ctx, struct mnl_socket **out)
 {
 	struct mnl_socket *nl;
 	int one = 1, ret;
@@ -48,7 +48,7 @@ int nl_open(struct cgfw_ctx *ctx, struct mnl_socket **out)
 	return 0;
 }
 
-int nl_batch_init(struct nl_batch *nb)
+int cgfw_nl_batch_init(struct cgfw_nl_batch *nb)
 {
 	memset(nb, 0, sizeof(*nb));
 	nb->bufsize = BATCH_PAGE;
@@ -61,7 +61,7 @@ int nl_batch_init(struct nl_batch *nb)
 	return 0;
 }
 
-void nl_batch_release(struct nl_batch *nb)
+void cgfw_nl_batch_release(struct cgfw_nl_batch *nb)
 {
 	free(nb->buf);
 	free(nb->origins);
@@ -72,7 +72,7 @@ void nl_batch_release(struct nl_batch *nb)
  * Make room for one more message of at most @need bytes. A batch is one
  * contiguous buffer (the kernel takes it in one sendmsg), so it grows.
  */
-static int batch_reserve(struct nl_batch *nb, size_t need)
+static int batch_reserve(struct cgfw_nl_batch *nb, size_t need)
 {
 	size_t size = nb->bufsize;
 	char *p;
@@ -89,11 +89,11 @@ static int batch_reserve(struct nl_batch *nb, size_t need)
 	return 0;
 }
 
-struct nlmsghdr *nl_batch_next(struct nl_batch *nb, uint16_t type,
+struct nlmsghdr *cgfw_nl_batch_next(struct cgfw_nl_batch *nb, uint16_t type,
 			       uint16_t family, uint16_t flags,
 			       const struct cgfw_loc *loc, const char *what)
 {
-	struct nl_origin *o;
+	struct cgfw_nl_origin *o;
 
 	if (nb->err)
 		return NULL;
@@ -101,7 +101,7 @@ struct nlmsghdr *nl_batch_next(struct nl_batch *nb, uint16_t type,
 	 * libnftnl's builders do not check for room: leave enough for the
 	 * largest message we build (a rule, or a chunk of set elements).
 	 */
-	nb->err = batch_reserve(nb, NL_MAX_MSG);
+	nb->err = batch_reserve(nb, CGFW_NL_MAX_MSG);
 	if (nb->err)
 		return NULL;
 	if (nb->n_origins == nb->cap_origins) {
@@ -124,20 +124,20 @@ struct nlmsghdr *nl_batch_next(struct nl_batch *nb, uint16_t type,
 				     nb->seq++);
 }
 
-void nl_batch_done(struct nl_batch *nb)
+void cgfw_nl_batch_done(struct cgfw_nl_batch *nb)
 {
 	struct nlmsghdr *nlh = (struct nlmsghdr *)(nb->buf + nb->len);
 
 	if (nb->err)
 		return;
-	if (nlh->nlmsg_len > NL_MAX_MSG) {
+	if (nlh->nlmsg_len > CGFW_NL_MAX_MSG) {
 		nb->err = -EMSGSIZE;
 		return;
 	}
 	nb->len += NLMSG_ALIGN(nlh->nlmsg_len);
 }
 
-static const struct nl_origin *origin_of(const struct nl_batch *nb,
+static const struct cgfw_nl_origin *origin_of(const struct cgfw_nl_batch *nb,
 					 uint32_t seq)
 {
 	size_t i;
@@ -170,11 +170,11 @@ static const char *extack_msg(const struct nlmsghdr *nlh)
 	return NULL;
 }
 
-int nl_batch_commit(struct cgfw_ctx *ctx, struct mnl_socket *nl,
-		    struct nl_batch *nb, const struct cgfw_source *src)
+int cgfw_nl_batch_commit(struct cgfw_ctx *ctx, struct mnl_socket *nl,
+		    struct cgfw_nl_batch *nb, const struct cgfw_source *src)
 {
 	char rbuf[MNL_SOCKET_BUFFER_SIZE * 4];
-	const struct nl_origin *o;
+	const struct cgfw_nl_origin *o;
 	const struct nlmsghdr *nlh;
 	struct nlmsghdr *last;
 	int ret, first_err = 0, fd, bufsz;
@@ -265,7 +265,7 @@ int nl_batch_commit(struct cgfw_ctx *ctx, struct mnl_socket *nl,
 	return first_err;
 }
 
-int nl_dump(struct mnl_socket *nl, struct nlmsghdr *req,
+int cgfw_nl_dump(struct mnl_socket *nl, struct nlmsghdr *req,
 	    int (*cb)(const struct nlmsghdr *nlh, void *data), void *data)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE * 4];

@@ -1,0 +1,473 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * What the bpf backend installs, in bpffs. Table NAME is the directory
+ * /sys/fs/bpf/cgfw/NAME:
+ *
+ *	link-<dir>-<cgroup id>	a bpf_link of a program on a cgroup; removing
+ *				the pin detaches it
+ *	_next/prog-<dir>-<id>	the next generation, during an apply
+ *
+ * Everything else a generation has (maps, counters, its description) is
+ * reached from its programs, so whatever runs on a cgroup is described by
+ * what it carries (bpf/desc.h). An apply loads the whole new generation,
+ * pins its programs in a directory of its own and renames that to _next
+ * (one step), then swaps each link to its new program with
+ * bpf_link_update() (each link in one step, never without a program) and
+ * removes _next. If it is killed on the way, _next says what it was
+ * doing, and the next cgfw command finishes it (backend.c).
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <linux/magic.h>
+
+#include "bpf/desc.h"
+#include "bpf/table.h"
+
+/* bpffs takes no names with a dot */
+#define NEXT "_next"
+#define STAGE "_stage-"
+
+static void table_dir(char *buf, size_t size, const char *table)
+{
+	snprintf(buf, size, CGFW_PIN_ROOT "/%s", table);
+}
+
+void cgfw_bpf_key(char *buf, size_t size, const char *what, enum cgfw_dir dir,
+		  uint64_t cgid)
+{
+	snprintf(buf, size, "%s-%s-%" PRIu64, what, cgfw_dir_str(dir), cgid);
+}
+
+/* Mount bpffs on /sys/fs/bpf if nothing is there, as bpftool does. */
+int cgfw_bpf_ensure_root(struct cgfw_ctx *ctx)
+{
+	struct statfs sfs;
+	int ret;
+
+	if (statfs(CGFW_BPFFS, &sfs) || sfs.f_type != BPF_FS_MAGIC) {
+		mkdir(CGFW_BPFFS, 0700);
+		if (mount("bpf", CGFW_BPFFS, "bpf", 0, "mode=0700")) {
+			ret = -errno;
+			ctx_err(ctx, "no bpf file system at %s, and mounting one failed: %s; mount it (mount -t bpf bpf %s)",
+				CGFW_BPFFS, strerror(errno), CGFW_BPFFS);
+			return ret;
+		}
+	}
+	if (mkdir(CGFW_PIN_ROOT, 0700) && errno != EEXIST) {
+		ret = -errno;
+		ctx_err(ctx, "cannot make %s: %s", CGFW_PIN_ROOT,
+			strerror(errno));
+		return ret;
+	}
+	return 0;
+}
+
+/* Remove @dir and what it holds (pins and directories of pins). */
+static int remove_tree(const char *dir)
+{
+	struct dirent *de;
+	char path[PATH_MAX];
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (de->d_type == DT_DIR)
+			remove_tree(path);
+		else
+			unlink(path);
+	}
+	closedir(d);
+	return rmdir(dir) ? -errno : 0;
+}
+
+int cgfw_bpf_stage(struct cgfw_ctx *ctx, const struct bpf_table *bt)
+{
+	char dir[PATH_MAX], tmp[PATH_MAX + 32], next[PATH_MAX + 8], key[64];
+	char path[PATH_MAX + 128];
+	const struct bpf_prog_spec *p;
+	size_t i;
+	int ret;
+
+	table_dir(dir, sizeof(dir), bt->table->name);
+	snprintf(tmp, sizeof(tmp), "%s/" STAGE "%d", dir, (int)getpid());
+	snprintf(next, sizeof(next), "%s/" NEXT, dir);
+	if (mkdir(dir, 0700) && errno != EEXIST) {
+		ret = -errno;
+		ctx_err(ctx, "cannot make %s: %s", dir, strerror(errno));
+		return ret;
+	}
+	remove_tree(tmp);
+	if (mkdir(tmp, 0700)) {
+		ret = -errno;
+		ctx_err(ctx, "cannot make %s: %s", tmp, strerror(errno));
+		return ret;
+	}
+	for (i = 0; i < bt->n_progs; i++) {
+		p = &bt->progs[i];
+		cgfw_bpf_key(key, sizeof(key), "prog", p->dir, p->cgroup->id);
+		snprintf(path, sizeof(path), "%s/%s", tmp, key);
+		ret = bpf_obj_pin(p->fd, path);
+		if (ret) {
+			ctx_err(ctx, "cannot pin %s: %s", path, strerror(-ret));
+			remove_tree(tmp);
+			return ret;
+		}
+	}
+	/* all or nothing: the generation appears whole */
+	if (rename(tmp, next)) {
+		ret = -errno;
+		ctx_err(ctx, "cannot make %s the next generation: %s", next,
+			strerror(errno));
+		remove_tree(tmp);
+		return ret;
+	}
+	return 0;
+}
+
+bool cgfw_bpf_staged(const char *name)
+{
+	char next[PATH_MAX];
+	struct stat st;
+
+	snprintf(next, sizeof(next), CGFW_PIN_ROOT "/%s/" NEXT, name);
+	return !stat(next, &st);
+}
+
+char **cgfw_bpf_staged_tables(void)
+{
+	DIR *d = opendir(CGFW_PIN_ROOT);
+	char **v = calloc(1, sizeof(*v)), **nv;
+	struct dirent *de;
+	size_t n = 0;
+
+	while (d && v && (de = readdir(d))) {
+		if (de->d_name[0] == '.' || !cgfw_bpf_staged(de->d_name))
+			continue;
+		nv = realloc(v, (n + 2) * sizeof(*v));
+		if (!nv)
+			break;
+		v = nv;
+		v[n] = strdup(de->d_name);
+		v[n + 1] = NULL;
+		if (v[n])
+			n++;
+	}
+	if (d)
+		closedir(d);
+	return v;
+}
+
+/* A half-made stage of a killed apply, and an empty table directory. */
+static void tidy(const char *dir)
+{
+	char path[PATH_MAX + 256];
+	struct dirent *de;
+	bool empty = true;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (!strncmp(de->d_name, STAGE, strlen(STAGE))) {
+			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+			remove_tree(path);
+			continue;
+		}
+		empty = false;
+	}
+	closedir(d);
+	if (empty)
+		rmdir(dir);
+}
+
+void cgfw_bpf_unstage(const char *name)
+{
+	char dir[PATH_MAX], next[PATH_MAX + 8];
+
+	table_dir(dir, sizeof(dir), name);
+	snprintf(next, sizeof(next), "%s/" NEXT, dir);
+	remove_tree(next);
+	tidy(dir);
+}
+
+/* ---- switching the links ---- */
+
+static uint32_t prog_id_of_link(int link)
+{
+	struct bpf_link_info info = { 0 };
+	uint32_t len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(link, &info, &len) ? 0 : info.prog_id;
+}
+
+static uint32_t prog_id(int fd)
+{
+	struct bpf_prog_info info = { 0 };
+	uint32_t len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+}
+
+/*
+ * The cgroup of a staged program, opened by the path it was bound by and
+ * checked to be the cgroup of that id: -ESTALE if another one is there.
+ */
+static int open_cgroup(struct cgfw_ctx *ctx, int prog, enum cgfw_dir dir,
+		       uint64_t cgid)
+{
+	struct desc d;
+	const char *path = NULL;
+	struct stat st;
+	size_t i;
+	int fd, ret;
+
+	ret = cgfw_bpf_prog_desc(prog, &d);
+	if (ret) {
+		ctx_err(ctx, "cannot read the description of a staged program: %s",
+			strerror(-ret));
+		return ret;
+	}
+	for (i = 0; i < d.n_chains && !path; i++)
+		if (d.chains[i].base && d.chains[i].dir == dir &&
+		    d.chains[i].cgroup_id == cgid)
+			path = d.chains[i].cgroup_path;
+	fd = path ? open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) :
+		    -(errno = ENOENT);
+	if (fd >= 0 && (fstat(fd, &st) || st.st_ino != cgid)) {
+		close(fd);
+		fd = -(errno = ESTALE);
+	}
+	if (fd < 0) {
+		ret = -errno;
+		ctx_err(ctx, "cannot attach to cgroup %s (id %" PRIu64 "): %s",
+			path ? path : "?", cgid,
+			ret == -ESTALE ? "it was removed, and another cgroup is at its path now" :
+			strerror(-ret));
+	}
+	desc_release(&d);
+	return fd < 0 ? -errno : fd;
+}
+
+/* What a switch did to one link, to put it back. */
+struct swapped {
+	char key[64];
+	int old_prog;		/* -1: the link is new */
+};
+
+/* Attach @prog (pinned as prog-KEY) through link-KEY of @dir. */
+static int attach_one(struct cgfw_ctx *ctx, const char *dir,
+		      const char *name, struct swapped *sw)
+{
+	LIBBPF_OPTS(bpf_link_create_opts, lo);
+	char path[PATH_MAX + 512], dir_s[16];
+	unsigned long long cgid;
+	enum cgfw_dir d;
+	int prog, link, cg, ret;
+	uint32_t old;
+
+	if (sscanf(name, "prog-%15[a-z]-%llu", dir_s, &cgid) != 2)
+		return 0;	/* not a program */
+	d = strcmp(dir_s, "egress") ? CGFW_INGRESS : CGFW_EGRESS;
+	snprintf(path, sizeof(path), "%s/" NEXT "/%s", dir, name);
+	prog = bpf_obj_get(path);
+	if (prog < 0) {
+		ctx_err(ctx, "cannot open %s: %s", path, strerror(-prog));
+		return prog;
+	}
+	cgfw_bpf_key(sw->key, sizeof(sw->key), "link", d, cgid);
+	sw->old_prog = -1;
+	snprintf(path, sizeof(path), "%s/%s", dir, sw->key);
+	link = bpf_obj_get(path);
+	if (link >= 0) {
+		old = prog_id_of_link(link);
+		ret = 0;
+		if (old != prog_id(prog)) {
+			sw->old_prog = old ? bpf_prog_get_fd_by_id(old) : -1;
+			ret = bpf_link_update(link, prog, NULL);
+			if (ret)
+				ctx_err(ctx, "cannot swap the program on cgroup id %llu: %s",
+					cgid, strerror(-ret));
+		}
+		close(link);
+		close(prog);
+		return ret;
+	}
+	cg = open_cgroup(ctx, prog, d, cgid);
+	if (cg < 0) {
+		close(prog);
+		return cg;
+	}
+	link = bpf_link_create(prog, cg, d == CGFW_EGRESS ?
+			       BPF_CGROUP_INET_EGRESS : BPF_CGROUP_INET_INGRESS,
+			       &lo);
+	close(cg);
+	close(prog);
+	if (link < 0) {
+		ctx_err(ctx, "cannot attach to cgroup id %llu: %s", cgid,
+			strerror(-link));
+		return link;
+	}
+	ret = bpf_obj_pin(link, path);
+	close(link);	/* the pin holds it now (or nothing does) */
+	if (ret)
+		ctx_err(ctx, "cannot pin %s: %s", path, strerror(-ret));
+	return ret;
+}
+
+/* Put back what attach_one() changed. */
+static void unswap(const char *dir, const struct swapped *sw)
+{
+	char path[PATH_MAX + 80];
+	int link;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, sw->key);
+	if (sw->old_prog < 0) {
+		unlink(path);	/* the link was new: detached */
+		return;
+	}
+	link = bpf_obj_get(path);
+	if (link >= 0) {
+		bpf_link_update(link, sw->old_prog, NULL);
+		close(link);
+	}
+}
+
+/* Links and old pins of @dir that the staged generation does not have. */
+static void prune(const char *dir)
+{
+	char path[PATH_MAX + 256], prog[PATH_MAX + 256];
+	struct dirent *de;
+	struct stat st;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.' || de->d_name[0] == '_')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (!strncmp(de->d_name, "link-", 5)) {
+			snprintf(prog, sizeof(prog), "%s/" NEXT "/prog-%s", dir,
+				 de->d_name + 5);
+			if (!stat(prog, &st))
+				continue;
+		}
+		/* a link the table no longer has, or a pin of old cgfw */
+		unlink(path);
+	}
+	closedir(d);
+}
+
+int cgfw_bpf_switch(struct cgfw_ctx *ctx, const char *name)
+{
+	char dir[PATH_MAX], next[PATH_MAX + 8];
+	struct swapped *sw = NULL, *v;
+	struct dirent *de;
+	size_t n = 0, i;
+	DIR *d;
+	int ret = 0;
+
+	table_dir(dir, sizeof(dir), name);
+	snprintf(next, sizeof(next), "%s/" NEXT, dir);
+	d = opendir(next);
+	if (!d)
+		return -errno;
+	while (!ret && (de = readdir(d))) {
+		if (strncmp(de->d_name, "prog-", 5))
+			continue;
+		v = realloc(sw, (n + 1) * sizeof(*sw));
+		if (!v) {
+			ret = -ENOMEM;
+			break;
+		}
+		sw = v;
+		ret = attach_one(ctx, dir, de->d_name, &sw[n]);
+		if (!ret)
+			n++;
+	}
+	closedir(d);
+	if (ret) {
+		/* the links as they were; the staged generation goes */
+		for (i = n; i--;)
+			unswap(dir, &sw[i]);
+	} else {
+		prune(dir);
+	}
+	for (i = 0; i < n; i++)
+		if (sw[i].old_prog >= 0)
+			close(sw[i].old_prog);
+	free(sw);
+	cgfw_bpf_unstage(name);
+	return ret;
+}
+
+/* ---- removing, pinning ---- */
+
+int cgfw_bpf_remove(struct cgfw_ctx *ctx, const char *name)
+{
+	struct dirent *de;
+	char dir[PATH_MAX];
+	DIR *d;
+	int ret = 0;
+
+	if (name) {
+		if (strchr(name, '/') || name[0] == '.')
+			return -ENOENT;
+		table_dir(dir, sizeof(dir), name);
+		ret = remove_tree(dir);
+		if (ret && ret != -ENOENT)
+			ctx_err(ctx, "cannot remove %s: %s", dir,
+				strerror(-ret));
+		return ret;
+	}
+	d = opendir(CGFW_PIN_ROOT);
+	if (!d)
+		return 0;
+	while (!ret && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		table_dir(dir, sizeof(dir), de->d_name);
+		ret = remove_tree(dir);
+		if (ret)
+			ctx_err(ctx, "cannot remove %s: %s", dir,
+				strerror(-ret));
+	}
+	closedir(d);
+	return ret;
+}
+
+int cgfw_bpf_pin_progs(struct cgfw_ctx *ctx, const struct bpf_table *bt,
+		       const char *dir, struct strbuf *pinned)
+{
+	char path[PATH_MAX];
+	size_t i;
+	int ret = 0;
+
+	for (i = 0; !ret && i < bt->n_progs; i++) {
+		snprintf(path, sizeof(path), "%s/%s-%s-%" PRIu64, dir,
+			 bt->table->name, cgfw_dir_str(bt->progs[i].dir),
+			 bt->progs[i].cgroup->id);
+		ret = bpf_obj_pin(bt->progs[i].fd, path);
+		if (ret)
+			ctx_err(ctx, "cannot pin %s: %s (is %s on a bpf file system?)",
+				path, strerror(-ret), dir);
+		else
+			sb_addf(pinned, "%s\n", path);
+	}
+	return ret;
+}

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * "cgfw update" for the bpf backend: the elements nft compiled (update.c)
+ * go into and out of the maps of the named sets that the table's programs
+ * use now, found through the description they carry. The programs stay
+ * as they are.
+ */
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <libnftnl/set.h>
+
+#include "bpf/desc.h"
+#include "bpf/table.h"
+
+/* Elements of @s (add or delete) into or out of the map @fd. */
+static int update_map(struct cgfw_ctx *ctx, const struct upd_cmds *u,
+		      const struct upd_set *s, int fd, struct nftnl_set *elems,
+		      bool del)
+{
+	struct ir_set set = { .nl = elems };
+	struct bpf_map_info info = { 0 };
+	uint32_t len = sizeof(info), i;
+	struct bpf_map_spec m;
+	int ret;
+
+	ret = cgfw_bpf_set_spec(ctx, &u->src, s->loc, NULL, &set, &m);
+	if (!ret && (bpf_obj_get_info_by_fd(fd, &info, &len) ||
+		     info.key_size != m.key_size ||
+		     info.value_size != m.value_size)) {
+		ctx_err_at(ctx, &u->src, s->loc,
+			   "the map of set '%s' does not fit these elements; apply table '%s' again",
+			   s->set, s->table);
+		ret = -EINVAL;
+	}
+	for (i = 0; !ret && i < m.n_elems; i++) {
+		void *k = (uint8_t *)m.keys + i * m.key_size;
+
+		if (del) {
+			ret = bpf_map_delete_elem(fd, k);
+			if (ret == -ENOENT)
+				ret = 0;
+			continue;
+		}
+		ret = bpf_map_update_elem(fd, k,
+					  (uint8_t *)m.values + i * m.value_size,
+					  BPF_ANY);
+		if (ret == -E2BIG)
+			ctx_err_at(ctx, &u->src, s->loc,
+				   "set '%s' is full (%u entries); apply table '%s' again to make room",
+				   s->set, info.max_entries, s->table);
+		else if (ret)
+			ctx_err_at(ctx, &u->src, s->loc,
+				   "cannot update the map of set '%s': %s",
+				   s->set, strerror(-ret));
+	}
+	free(m.keys);
+	free(m.values);
+	return ret;
+}
+
+/* The map of set @set of table @table that its programs use now. */
+static int set_map(const char *table, const char *set, int *fd)
+{
+	struct desc d;
+	size_t i;
+	int ret;
+
+	ret = cgfw_bpf_running_desc(table, &d);
+	if (ret)
+		return ret;
+	ret = -ESRCH;
+	for (i = 0; i < d.n_sets && ret == -ESRCH; i++) {
+		if (strcmp(d.sets[i].name, set))
+			continue;
+		*fd = cgfw_bpf_table_map(table, d.sets[i].map_id);
+		ret = *fd < 0 ? *fd : 0;
+	}
+	desc_release(&d);
+	return ret;
+}
+
+/*
+ * Deletions, then additions, map by map: each element goes in or out on
+ * its own (a BPF map has no transactions).
+ */
+int cgfw_bpf_update(struct cgfw_ctx *ctx, const struct upd_cmds *u)
+{
+	const struct upd_set *s;
+	bool held = false;
+	int fd, ret = 0;
+
+	list_for_each_entry(s, &u->sets, list) {
+		ret = set_map(s->table, s->set, &fd);
+		if (ret == -ENOENT)
+			continue;	/* no table of that name here */
+		held = true;
+		if (ret) {
+			ctx_err_at(ctx, &u->src, s->loc,
+				   "table '%s' has no named set '%s' in the bpf backend",
+				   s->table, s->set);
+			return -EINVAL;
+		}
+		if (s->del)
+			ret = update_map(ctx, u, s, fd, s->del, true);
+		if (!ret && s->add)
+			ret = update_map(ctx, u, s, fd, s->add, false);
+		close(fd);
+		if (ret)
+			return ret;
+	}
+	return held ? 0 : -ENOENT;
+}

@@ -1,0 +1,697 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The batch that installs tables of the IR with nf_tables, for either
+ * target (nft/nft.h), with cgfw's userdata on the table, the bound chains
+ * and the rules.
+ */
+#include <arpa/inet.h>
+#include <endian.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <libmnl/libmnl.h>
+#include <libnftnl/chain.h>
+#include <libnftnl/expr.h>
+#include <libnftnl/rule.h>
+#include <libnftnl/set.h>
+#include <libnftnl/table.h>
+#include <libnftnl/udata.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nf_tables.h>
+
+#include "nft/nft.h"
+
+#define NAME_MAX_LEN	(NFT_NAME_MAXLEN - 1)
+#define SCRATCH_SIZE	65536	/* a rule in its netlink encoding */
+
+/* libnftnl's destructors do not take NULL */
+#define DEFINE_NULL_SAFE_FREE(type)				\
+	static inline void free_##type(struct nftnl_##type *p)	\
+	{							\
+		if (p)						\
+			nftnl_##type##_free(p);			\
+	}
+DEFINE_NULL_SAFE_FREE(chain)
+DEFINE_NULL_SAFE_FREE(rule)
+DEFINE_NULL_SAFE_FREE(expr)
+
+struct anon_map {
+	const char *name;	/* as read back, e.g. "__set0" */
+	uint32_t id;		/* NFTA_SET_ID in this batch */
+};
+
+/* The batch being built. */
+struct build {
+	const struct nft_target *tg;
+	struct cgfw_ctx *ctx;
+	const struct cgfw_ruleset *rs;
+	struct cgfw_nl_batch *nb;
+	const struct cgfw_apply_info *ai;
+	char kname[NFT_NAME_MAXLEN + 8];
+	struct anon_map *anon;
+	size_t n_anon;
+	uint32_t next_set_id;
+	char *scratch;
+	int err;
+};
+
+/* Keep the first error of the batch being built. */
+static void build_error(struct build *b, int err)
+{
+	if (err && !b->err)
+		b->err = err;
+}
+
+/* ---- userdata ---- */
+
+/* A userdata buffer holding the TLVs of @data (an object's own), if any. */
+static struct nftnl_udata_buf *udata_from(const void *data, uint32_t len)
+{
+	struct nftnl_udata_buf *ud = nftnl_udata_buf_alloc(NFT_USERDATA_MAXLEN);
+	const uint8_t *p = data, *end = p ? p + len : NULL;
+
+	if (!ud)
+		return NULL;
+	for (; p && p + 2 <= end && p + 2 + p[1] <= end; p += 2 + p[1])
+		if (p[0] < CGFW_UD_TABLE_FORMAT)	/* not ours: keep */
+			nftnl_udata_put(ud, p[0], p[1], p + 2);
+	return ud;
+}
+
+static bool put_u64(struct nftnl_udata_buf *ud, uint8_t type, uint64_t v)
+{
+	return nftnl_udata_put(ud, type, sizeof(v), &v);
+}
+
+/* ---- names ---- */
+
+static int kernel_table_name(struct build *b, const struct ir_table *t)
+{
+	if ((size_t)snprintf(b->kname, sizeof(b->kname), "%s%s",
+			     b->tg->prefix, t->name) >= sizeof(b->kname) ||
+	    strlen(b->kname) > NAME_MAX_LEN) {
+		ctx_err_at(b->ctx, &b->rs->src, &t->loc,
+			   "table name '%s' is too long; use at most %zu characters",
+			   t->name, NAME_MAX_LEN - strlen(b->tg->prefix));
+		return -ENAMETOOLONG;
+	}
+	return 0;
+}
+
+static int check_names(struct build *b, const struct ir_table *t)
+{
+	const struct ir_chain *c;
+
+	if (!b->tg->dispatch)
+		return 0;
+	list_for_each_entry(c, &t->chains, list) {
+		if (!strncmp(c->name, CGFW_CHAIN_PREFIX,
+			     strlen(CGFW_CHAIN_PREFIX))) {
+			ctx_err_at(b->ctx, &b->rs->src, &c->loc,
+				   "chain names starting with '%s' are cgfw's own; rename chain '%s'",
+				   CGFW_CHAIN_PREFIX, c->name);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* ---- tables, chains, sets ---- */
+
+static void emit_table(struct build *b, const struct ir_table *t, bool del)
+{
+	struct nftnl_table *nt = nftnl_table_alloc();
+	struct nftnl_udata_buf *ud = nftnl_udata_buf_alloc(NFT_USERDATA_MAXLEN);
+	char comment[NFT_NAME_MAXLEN + 32];
+	struct nlmsghdr *nlh;
+
+	if (!nt || !ud) {
+		build_error(b, -ENOMEM);
+		goto out;
+	}
+	nftnl_table_set_str(nt, NFTNL_TABLE_NAME, b->kname);
+	if (del) {
+		nlh = cgfw_nl_batch_next(b->nb, NFT_MSG_DELTABLE,
+					 b->tg->family, 0, &t->loc,
+					 "the replacement of the table");
+		if (nlh) {
+			nftnl_table_nlmsg_build_payload(nlh, nt);
+			cgfw_nl_batch_done(b->nb);
+		}
+	}
+	/* for people: who made it; for cgfw: the TLVs */
+	snprintf(comment, sizeof(comment),
+		 CGFW_OWNER_COMMENT "table cgroup %s", t->name);
+	if (!nftnl_udata_put_strz(ud, 0 /* NFTNL_UDATA_TABLE_COMMENT */,
+				  comment) ||
+	    !nftnl_udata_put_u32(ud, CGFW_UD_TABLE_FORMAT, CGFW_UD_FORMAT) ||
+	    !nftnl_udata_put_strz(ud, CGFW_UD_TABLE_NAME, t->name) ||
+	    !put_u64(ud, CGFW_UD_TABLE_GEN, b->ai->gen) ||
+	    !nftnl_udata_put_u32(ud, CGFW_UD_TABLE_WITH_BPF, b->ai->bpf)) {
+		build_error(b, -E2BIG);
+		goto out;
+	}
+	nftnl_table_set_data(nt, NFTNL_TABLE_USERDATA, nftnl_udata_buf_data(ud),
+			     nftnl_udata_buf_len(ud));
+	nlh = cgfw_nl_batch_next(b->nb, NFT_MSG_NEWTABLE, b->tg->family,
+				 NLM_F_CREATE | NLM_F_EXCL, &t->loc,
+				 "the table");
+	if (nlh) {
+		nftnl_table_nlmsg_build_payload(nlh, nt);
+		cgfw_nl_batch_done(b->nb);
+	}
+out:
+	if (ud)
+		nftnl_udata_buf_free(ud);
+	if (nt)
+		nftnl_table_free(nt);
+}
+
+/* A regular chain: the user's @c under @name (its comment kept). */
+static void emit_chain(struct build *b, const struct ir_chain *c,
+		       const char *name)
+{
+	struct nftnl_chain *nc = nftnl_chain_alloc();
+	struct nlmsghdr *nlh;
+	const void *ud;
+	uint32_t udlen;
+
+	if (!nc) {
+		build_error(b, -ENOMEM);
+		return;
+	}
+	nftnl_chain_set_str(nc, NFTNL_CHAIN_TABLE, b->kname);
+	nftnl_chain_set_str(nc, NFTNL_CHAIN_NAME, name);
+	ud = nftnl_chain_get_data(c->nl, NFTNL_CHAIN_USERDATA, &udlen);
+	if (ud && !strcmp(name, c->name))
+		nftnl_chain_set_data(nc, NFTNL_CHAIN_USERDATA, ud, udlen);
+	nlh = cgfw_nl_batch_next(b->nb, NFT_MSG_NEWCHAIN, b->tg->family,
+				 NLM_F_CREATE | NLM_F_EXCL, &c->loc,
+				 "the chain");
+	if (nlh) {
+		nftnl_chain_nlmsg_build_payload(nlh, nc);
+		cgfw_nl_batch_done(b->nb);
+	}
+	nftnl_chain_free(nc);
+}
+
+static uint32_t anon_id(const struct build *b, const char *name)
+{
+	size_t i;
+
+	for (i = 0; name && i < b->n_anon; i++)
+		if (!strcmp(b->anon[i].name, name))
+			return b->anon[i].id;
+	return 0;
+}
+
+/*
+ * A set and its elements, built from the IR's set. libnftnl exports no set
+ * clone, so the batch's names (table, "__set%d" for an anonymous set, the
+ * set id) are put on the IR's set while its messages are built, and taken
+ * off again before this returns: the compiled ruleset is left as it was.
+ */
+static void emit_set(struct build *b, const struct ir_set *s)
+{
+	struct nftnl_set *ns = (struct nftnl_set *)s->nl;
+	struct nftnl_set_elems_iter *it;
+	char *table = NULL, *name = NULL;
+	struct anon_map *am;
+	struct nlmsghdr *nlh;
+	int more;
+
+	table = strdup(nftnl_set_get_str(ns, NFTNL_SET_TABLE));
+	name = strdup(nftnl_set_get_str(ns, NFTNL_SET_NAME));
+	am = realloc(b->anon, (b->n_anon + 1) * sizeof(*am));
+	if (!table || !name || !am) {
+		free(am);
+		build_error(b, -ENOMEM);
+		goto out;
+	}
+	b->anon = am;
+	b->next_set_id++;
+	if (s->anonymous) {
+		/* rules refer to it by this batch's id (fix_expr) */
+		am[b->n_anon].name = nftnl_set_get_str(s->nl, NFTNL_SET_NAME);
+		am[b->n_anon].id = b->next_set_id;
+		b->n_anon++;
+	}
+
+	nftnl_set_set_str(ns, NFTNL_SET_TABLE, b->kname);
+	nftnl_set_set_u32(ns, NFTNL_SET_ID, b->next_set_id);
+	if (s->anonymous)
+		nftnl_set_set_str(ns, NFTNL_SET_NAME, "__set%d");
+	nlh = cgfw_nl_batch_next(b->nb, NFT_MSG_NEWSET, b->tg->family,
+				 NLM_F_CREATE | NLM_F_EXCL, NULL, "a set");
+	if (nlh) {
+		nftnl_set_nlmsg_build_payload(nlh, ns);
+		cgfw_nl_batch_done(b->nb);
+	}
+	it = nftnl_set_elems_iter_create(ns);
+	if (!it) {
+		build_error(b, -ENOMEM);
+		goto restore;
+	}
+	/* elements in as many messages as they need */
+	while (nftnl_set_elems_iter_cur(it)) {
+		nlh = cgfw_nl_batch_next(b->nb, NFT_MSG_NEWSETELEM,
+					 b->tg->family,
+					 NLM_F_CREATE | NLM_F_EXCL, NULL,
+					 "the elements of a set");
+		if (!nlh)
+			break;
+		more = nftnl_set_elems_nlmsg_build_payload_iter(nlh, it);
+		cgfw_nl_batch_done(b->nb);
+		if (more <= 0)
+			break;
+	}
+	nftnl_set_elems_iter_destroy(it);
+restore:
+	nftnl_set_set_str(ns, NFTNL_SET_TABLE, table);
+	nftnl_set_set_str(ns, NFTNL_SET_NAME, name);
+	nftnl_set_unset(ns, NFTNL_SET_ID);
+	if (s->anonymous)	/* the map must not point at freed names */
+		b->anon[b->n_anon - 1].name = nftnl_set_get_str(ns,
+							NFTNL_SET_NAME);
+out:
+	free(table);
+	free(name);
+}
+
+/* ---- rules ---- */
+
+/*
+ * Make an expression read back fit to be sent again: point set references
+ * at this batch's sets, and drop a quota's "depleted" flag, which dumps
+ * report and NEWRULE refuses (EINVAL); the consumed bytes come capped at
+ * the quota, so the copy is depleted from its first packet.
+ */
+static int fix_expr(struct nftnl_expr *e, void *data)
+{
+	struct build *b = data;
+	const char *name = nftnl_expr_get_str(e, NFTNL_EXPR_NAME);
+	static const struct {
+		const char *expr;
+		uint16_t set, id;
+	} refs[] = {
+		{ "lookup", NFTNL_EXPR_LOOKUP_SET, NFTNL_EXPR_LOOKUP_SET_ID },
+		{ "dynset", NFTNL_EXPR_DYNSET_SET_NAME,
+		  NFTNL_EXPR_DYNSET_SET_ID },
+		{ "objref", NFTNL_EXPR_OBJREF_SET_NAME,
+		  NFTNL_EXPR_OBJREF_SET_ID },
+	};
+	uint32_t id;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(refs); i++) {
+		if (strcmp(name, refs[i].expr) ||
+		    !nftnl_expr_is_set(e, refs[i].set))
+			continue;
+		id = anon_id(b, nftnl_expr_get_str(e, refs[i].set));
+		if (id) {
+			nftnl_expr_set_str(e, refs[i].set, "__set%d");
+			nftnl_expr_set_u32(e, refs[i].id, id);
+		}
+	}
+	if (!strcmp(name, "quota"))
+		nftnl_expr_set_u32(e, NFTNL_EXPR_QUOTA_FLAGS,
+				   nftnl_expr_get_u32(e, NFTNL_EXPR_QUOTA_FLAGS) &
+				   ~NFT_QUOTA_F_DEPLETED);
+	return 0;
+}
+
+/* A private copy of a rule: through its own netlink encoding. */
+static struct nftnl_rule *rule_clone(struct build *b,
+				     const struct nftnl_rule *r)
+{
+	struct nftnl_rule *copy = nftnl_rule_alloc();
+	struct nlmsghdr *nlh;
+
+	if (!copy)
+		return NULL;
+	nlh = nftnl_nlmsg_build_hdr(b->scratch, NFT_MSG_NEWRULE,
+				    NFPROTO_INET, 0, 0);
+	nftnl_rule_nlmsg_build_payload(nlh, (struct nftnl_rule *)r);
+	if (nlh->nlmsg_len > SCRATCH_SIZE ||
+	    nftnl_rule_nlmsg_parse(nlh, copy) < 0) {
+		nftnl_rule_free(copy);
+		return NULL;
+	}
+	return copy;
+}
+
+static void emit_nl_rule(struct build *b, struct nftnl_rule *r,
+			 const struct cgfw_loc *loc)
+{
+	struct nlmsghdr *nlh;
+
+	nftnl_rule_set_str(r, NFTNL_RULE_TABLE, b->kname);
+	nftnl_rule_set_u32(r, NFTNL_RULE_FAMILY, b->tg->family);
+	nftnl_rule_unset(r, NFTNL_RULE_HANDLE);
+	nftnl_rule_unset(r, NFTNL_RULE_POSITION);
+	nlh = cgfw_nl_batch_next(b->nb, NFT_MSG_NEWRULE, b->tg->family,
+				 NLM_F_CREATE | NLM_F_APPEND, loc, "the rule");
+	if (nlh) {
+		nftnl_rule_nlmsg_build_payload(nlh, r);
+		cgfw_nl_batch_done(b->nb);
+	}
+}
+
+/* How much of @s fits in @room bytes without cutting a UTF-8 character. */
+static size_t fit_utf8(const char *s, size_t room)
+{
+	size_t n = strlen(s);
+
+	if (n <= room)
+		return n;
+	n = room;
+	while (n && ((unsigned char)s[n] & 0xc0) == 0x80)
+		n--;
+	return n;
+}
+
+/*
+ * The rule's userdata: the user's comment, and the rule's text; what does
+ * not fit of the text is cut, and its length kept.
+ */
+static void rule_udata(struct build *b, struct nftnl_rule *r,
+		       const char *text)
+{
+	const void *old;
+	uint32_t len, room;
+	struct nftnl_udata_buf *ud;
+	size_t n;
+	char *cut;
+
+	old = nftnl_rule_get_data(r, NFTNL_RULE_USERDATA, &len);
+	ud = udata_from(old, old ? len : 0);
+	if (!ud) {
+		build_error(b, -ENOMEM);
+		return;
+	}
+	if (text) {
+		/* room for the text's TLV, its NUL, and the length's TLV */
+		room = NFT_USERDATA_MAXLEN - nftnl_udata_buf_len(ud);
+		n = room > 2 + 1 + 2 + 4 ? fit_utf8(text, room - 3) : 0;
+		if (n < strlen(text))
+			n = room > 2 + 1 + 6 ? fit_utf8(text, room - 3 - 6) : 0;
+		cut = strndup(text, n);
+		if (!cut) {
+			build_error(b, -ENOMEM);
+		} else if (n) {
+			nftnl_udata_put_strz(ud, CGFW_UD_RULE_TEXT, cut);
+			if (n < strlen(text))
+				nftnl_udata_put_u32(ud, CGFW_UD_RULE_TEXT_LEN,
+						    strlen(text));
+		}
+		free(cut);
+	}
+	if (nftnl_udata_buf_len(ud))
+		nftnl_rule_set_data(r, NFTNL_RULE_USERDATA,
+				    nftnl_udata_buf_data(ud),
+				    nftnl_udata_buf_len(ud));
+	nftnl_udata_buf_free(ud);
+}
+
+static void emit_rules(struct build *b, const struct ir_chain *c)
+{
+	const struct ir_rule *r;
+	struct nftnl_rule *copy;
+
+	list_for_each_entry(r, &c->rules, list) {
+		copy = rule_clone(b, r->nl);
+		if (!copy) {
+			build_error(b, -ENOMEM);
+			return;
+		}
+		nftnl_expr_foreach(copy, fix_expr, b);
+		rule_udata(b, copy, r->text);
+		emit_nl_rule(b, copy, r->loc.line ? &r->loc : &c->loc);
+		nftnl_rule_free(copy);
+	}
+}
+
+static struct nftnl_expr *verdict_expr(uint32_t verdict, const char *chain)
+{
+	struct nftnl_expr *e = nftnl_expr_alloc("immediate");
+
+	if (!e)
+		return NULL;
+	nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_DREG, NFT_REG_VERDICT);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_VERDICT, verdict);
+	if (chain)
+		nftnl_expr_set_str(e, NFTNL_EXPR_IMM_CHAIN, chain);
+	return e;
+}
+
+/* ---- the emulation's chains ---- */
+
+/* chain cgfw_run_C { jump C; counter <policy> } */
+static void emit_run_chain_rules(struct build *b, const struct ir_chain *c)
+{
+	struct nftnl_rule *jump = nftnl_rule_alloc();
+	struct nftnl_rule *pol = nftnl_rule_alloc();
+	struct nftnl_expr *j = verdict_expr(NFT_JUMP, c->name);
+	struct nftnl_expr *cnt = nftnl_expr_alloc("counter");
+	struct nftnl_expr *v = verdict_expr(c->policy, NULL);
+	char name[NFT_NAME_MAXLEN + 16];
+
+	if (!jump || !pol || !j || !cnt || !v) {
+		build_error(b, -ENOMEM);
+		free_rule(jump);
+		free_rule(pol);
+		free_expr(j);
+		free_expr(cnt);
+		free_expr(v);
+		return;
+	}
+	snprintf(name, sizeof(name), CGFW_RUN_PREFIX "%s", c->name);
+	nftnl_rule_set_str(jump, NFTNL_RULE_CHAIN, name);
+	nftnl_rule_add_expr(jump, j);
+	emit_nl_rule(b, jump, &c->loc);
+	nftnl_rule_set_str(pol, NFTNL_RULE_CHAIN, name);
+	nftnl_rule_add_expr(pol, cnt);
+	nftnl_rule_add_expr(pol, v);
+	emit_nl_rule(b, pol, &c->loc);
+	nftnl_rule_free(jump);
+	nftnl_rule_free(pol);
+}
+
+/*
+ * The binding of a bound chain, as TLVs added to @ud; and, for people
+ * reading nft's listing, a comment if it still fits. Too long a path is
+ * an error at the chain.
+ */
+static int binding_udata(struct build *b, const struct ir_chain *c,
+			 struct nftnl_udata_buf *ud, bool name, bool comment)
+{
+	char text[NFT_USERDATA_MAXLEN];
+
+	if ((name && !nftnl_udata_put_strz(ud, CGFW_UD_CHAIN_NAME, c->name)) ||
+	    !nftnl_udata_put_u32(ud, CGFW_UD_CHAIN_DIR, c->dir) ||
+	    !nftnl_udata_put_u32(ud, CGFW_UD_CHAIN_POLICY, c->policy) ||
+	    !put_u64(ud, CGFW_UD_CHAIN_CGROUP_ID, c->cgroup.id) ||
+	    !nftnl_udata_put_strz(ud, CGFW_UD_CHAIN_CGROUP_PATH,
+				  c->cgroup.path)) {
+		ctx_err_at(b->ctx, &b->rs->src, &c->loc,
+			   "the cgroup path '%s' of chain '%s' is too long to record with it in nf_tables (%d bytes in all); shorten it",
+			   c->cgroup.path, c->name, NFT_USERDATA_MAXLEN);
+		return -ENAMETOOLONG;
+	}
+	if (comment) {
+		snprintf(text, sizeof(text), "cgfw: %s of cgroup %s, chain %s",
+			 cgfw_dir_str(c->dir), c->cgroup.path, c->name);
+		nftnl_udata_put_strz(ud, 0 /* NFTNL_UDATA_CHAIN_COMMENT */,
+				     text);	/* if it fits */
+	}
+	return 0;
+}
+
+/* chain cgfw_hook_C: output|input, "socket cgroupv2 level L == id goto C" */
+static void emit_dispatch(struct build *b, const struct ir_chain *c)
+{
+	char name[NFT_NAME_MAXLEN + 16];
+	struct nftnl_udata_buf *ud = nftnl_udata_buf_alloc(NFT_USERDATA_MAXLEN);
+	struct nftnl_chain *nc = nftnl_chain_alloc();
+	struct nftnl_rule *r = nftnl_rule_alloc();
+	struct nftnl_expr *sk = nftnl_expr_alloc("socket");
+	struct nftnl_expr *cmp = nftnl_expr_alloc("cmp");
+	struct nftnl_expr *v;
+	struct nlmsghdr *nlh;
+	uint64_t id = c->cgroup.id;
+
+	snprintf(name, sizeof(name), CGFW_RUN_PREFIX "%s", c->name);
+	v = verdict_expr(NFT_GOTO, name);
+	if (!ud || !nc || !r || !sk || !cmp || !v) {
+		build_error(b, -ENOMEM);
+		goto out;
+	}
+	snprintf(name, sizeof(name), CGFW_HOOK_PREFIX "%s", c->name);
+	if (strlen(name) > NAME_MAX_LEN) {
+		ctx_err_at(b->ctx, &b->rs->src, &c->loc,
+			   "chain name '%s' is too long for the emulated target; use at most %zu characters",
+			   c->name, NAME_MAX_LEN - strlen(CGFW_HOOK_PREFIX));
+		build_error(b, -ENAMETOOLONG);
+		goto out;
+	}
+	build_error(b, binding_udata(b, c, ud, true, true));
+	if (b->err)
+		goto out;
+	nftnl_chain_set_str(nc, NFTNL_CHAIN_TABLE, b->kname);
+	nftnl_chain_set_str(nc, NFTNL_CHAIN_NAME, name);
+	nftnl_chain_set_str(nc, NFTNL_CHAIN_TYPE, "filter");
+	nftnl_chain_set_u32(nc, NFTNL_CHAIN_HOOKNUM,
+			    c->dir == CGFW_EGRESS ? NF_INET_LOCAL_OUT :
+						    NF_INET_LOCAL_IN);
+	nftnl_chain_set_s32(nc, NFTNL_CHAIN_PRIO, c->priority);
+	nftnl_chain_set_u32(nc, NFTNL_CHAIN_POLICY, NF_ACCEPT);
+	nftnl_chain_set_data(nc, NFTNL_CHAIN_USERDATA, nftnl_udata_buf_data(ud),
+			     nftnl_udata_buf_len(ud));
+	nlh = cgfw_nl_batch_next(b->nb, NFT_MSG_NEWCHAIN, NFPROTO_INET,
+				 NLM_F_CREATE | NLM_F_EXCL, &c->loc,
+				 "the hook of the chain");
+	if (!nlh)
+		goto out;
+	nftnl_chain_nlmsg_build_payload(nlh, nc);
+	cgfw_nl_batch_done(b->nb);
+
+	nftnl_expr_set_u32(sk, NFTNL_EXPR_SOCKET_KEY, NFT_SOCKET_CGROUPV2);
+	nftnl_expr_set_u32(sk, NFTNL_EXPR_SOCKET_DREG, NFT_REG_1);
+	nftnl_expr_set_u32(sk, NFTNL_EXPR_SOCKET_LEVEL, c->cgroup.level);
+	nftnl_expr_set_u32(cmp, NFTNL_EXPR_CMP_SREG, NFT_REG_1);
+	nftnl_expr_set_u32(cmp, NFTNL_EXPR_CMP_OP, NFT_CMP_EQ);
+	nftnl_expr_set(cmp, NFTNL_EXPR_CMP_DATA, &id, sizeof(id));
+	nftnl_rule_set_str(r, NFTNL_RULE_CHAIN, name);
+	nftnl_rule_add_expr(r, sk);
+	nftnl_rule_add_expr(r, cmp);
+	nftnl_rule_add_expr(r, v);
+	sk = cmp = v = NULL;
+	emit_nl_rule(b, r, &c->loc);
+out:
+	if (ud)
+		nftnl_udata_buf_free(ud);
+	free_chain(nc);
+	free_rule(r);
+	free_expr(sk);
+	free_expr(cmp);
+	free_expr(v);
+}
+
+/* ---- the native target's chains ---- */
+
+/*
+ * A bound chain of the native target: a base chain with the cgroup's id,
+ * built with libmnl (libnftnl 1.2.4 does not know NFTA_HOOK_CGROUP_ID).
+ */
+static void emit_base_chain(struct build *b, const struct ir_chain *c)
+{
+	struct nftnl_udata_buf *ud;
+	struct nlattr *hook, *counters;
+	struct nlmsghdr *nlh;
+	const void *old;
+	uint32_t len;
+
+	old = nftnl_chain_get_data(c->nl, NFTNL_CHAIN_USERDATA, &len);
+	ud = udata_from(old, old ? len : 0);
+	if (!ud) {
+		build_error(b, -ENOMEM);
+		return;
+	}
+	build_error(b, binding_udata(b, c, ud, false, false));
+	nlh = b->err ? NULL :
+	      cgfw_nl_batch_next(b->nb, NFT_MSG_NEWCHAIN, b->tg->family,
+				 NLM_F_CREATE | NLM_F_EXCL, &c->loc,
+				 "the chain");
+	if (!nlh)
+		goto out;
+	mnl_attr_put_strz(nlh, NFTA_CHAIN_TABLE, b->kname);
+	mnl_attr_put_strz(nlh, NFTA_CHAIN_NAME, c->name);
+	hook = mnl_attr_nest_start(nlh, NFTA_CHAIN_HOOK);
+	mnl_attr_put_u32(nlh, NFTA_HOOK_HOOKNUM,
+			 htonl(c->dir == CGFW_EGRESS ? NF_CGROUP_EGRESS :
+						       NF_CGROUP_INGRESS));
+	mnl_attr_put_u32(nlh, NFTA_HOOK_PRIORITY, htonl(c->priority));
+	mnl_attr_put_u64(nlh, NFTA_HOOK_CGROUP_ID, htobe64(c->cgroup.id));
+	mnl_attr_nest_end(nlh, hook);
+	mnl_attr_put_u32(nlh, NFTA_CHAIN_POLICY, htonl(c->policy));
+	/* base chain counters count what reaches the policy */
+	counters = mnl_attr_nest_start(nlh, NFTA_CHAIN_COUNTERS);
+	mnl_attr_put_u64(nlh, NFTA_COUNTER_PACKETS, 0);
+	mnl_attr_put_u64(nlh, NFTA_COUNTER_BYTES, 0);
+	mnl_attr_nest_end(nlh, counters);
+	mnl_attr_put_strz(nlh, NFTA_CHAIN_TYPE, "filter");
+	mnl_attr_put(nlh, NFTA_CHAIN_USERDATA, nftnl_udata_buf_len(ud),
+		     nftnl_udata_buf_data(ud));
+	cgfw_nl_batch_done(b->nb);
+out:
+	nftnl_udata_buf_free(ud);
+}
+
+/* ---- a table, and a ruleset ---- */
+
+static void emit_ir_table(struct build *b, const struct ir_table *t,
+			  bool replace)
+{
+	bool dispatch = b->tg->dispatch;
+	char run[NFT_NAME_MAXLEN + 16];
+	const struct ir_chain *c;
+	const struct ir_set *s;
+
+	b->n_anon = 0;	/* anonymous set names are per table */
+	emit_table(b, t, replace);
+	/* chains first: verdict maps and jumps refer to them */
+	list_for_each_entry(c, &t->chains, list) {
+		if (c->base && b->tg->native) {
+			emit_base_chain(b, c);
+			continue;
+		}
+		emit_chain(b, c, c->name);
+		if (c->base && dispatch) {
+			snprintf(run, sizeof(run), CGFW_RUN_PREFIX "%s",
+				 c->name);
+			emit_chain(b, c, run);
+		}
+	}
+	list_for_each_entry(s, &t->sets, list)
+		emit_set(b, s);
+	list_for_each_entry(c, &t->chains, list) {
+		emit_rules(b, c);
+		if (c->base && dispatch)
+			emit_run_chain_rules(b, c);
+	}
+	list_for_each_entry(c, &t->chains, list)
+		if (c->base && dispatch)
+			emit_dispatch(b, c);
+}
+
+int cgfw_nft_build(struct cgfw_ctx *ctx, const struct nft_target *tg,
+		   const struct cgfw_ruleset *rs,
+		   bool (*replace)(const char *kname, void *data), void *data,
+		   const struct cgfw_apply_info *ai, struct cgfw_nl_batch *nb)
+{
+	struct build b = {
+		.tg = tg, .ctx = ctx, .rs = rs, .nb = nb, .ai = ai,
+	};
+	const struct ir_table *t;
+	int ret = 0;
+
+	b.scratch = malloc(SCRATCH_SIZE);
+	if (!b.scratch)
+		return -ENOMEM;
+	list_for_each_entry(t, &rs->tables, list) {
+		ret = kernel_table_name(&b, t);
+		ret = ret ? : check_names(&b, t);
+		if (ret)
+			break;
+		emit_ir_table(&b, t, replace && replace(b.kname, data));
+		ret = b.err ? : nb->err;
+		if (ret)
+			break;
+	}
+	if (ret && !ctx->err.len)
+		ctx_err(ctx, "cannot build the nf_tables batch: %s",
+			strerror(-ret));
+	free(b.scratch);
+	free(b.anon);
+	return ret;
+}
