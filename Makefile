@@ -160,9 +160,10 @@ $(CGFW): $(BUILD)/userspace/cli/main.o $(LIB_A)
 	$(call msg,LD,$@)
 	$(Q)$(CC) -o $@ $^ $(PKG_LIBS)
 
-$(TRAFFIC): $(BUILD)/tools/traffic.o
-	$(call msg,LD,$@)
-	$(Q)$(CC) -o $@ $^
+$(TRAFFIC): tools/traffic.c $(PROBE_H)
+	$(call msg,CC,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Iselftests -o $@ $<
 
 # kselftest_harness.h comes from the kernel source package, not from the tree.
 $(KSFT_H):
@@ -227,4 +228,4 @@ lint:
 clean:
 	rm -rf $(BUILD)
 
--include $(LIB_OBJS:.o=.d) $(BUILD)/userspace/cli/main.d $(BUILD)/tools/traffic.d
+-include $(LIB_OBJS:.o=.d) $(BUILD)/userspace/cli/main.d
