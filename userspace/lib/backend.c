@@ -38,15 +38,6 @@ const struct backend_ops *const *cgfw_backends(size_t *n)
 	return all_backends;
 }
 
-void cgfw_backend_tables_free(struct backend_table *v, size_t n)
-{
-	size_t i;
-
-	for (i = 0; v && i < n; i++)
-		free(v[i].name);
-	free(v);
-}
-
 static bool is_nft(const struct backend_ops *be)
 {
 	return be != &cgfw_backend_bpf;
@@ -72,7 +63,7 @@ static const struct backend_ops *nft_target(struct cgfw_ctx *ctx)
 {
 	if (!cgfw_backend_nft_native.probe(ctx))
 		return &cgfw_backend_nft_native;
-	ctx_reset(ctx);
+	cgfw_ctx_reset(ctx);
 	return &cgfw_backend_nft_emulated;
 }
 
@@ -99,7 +90,7 @@ static int select_backends(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 			out[(*n)++] = bpf;
 			return 0;
 		}
-		ctx_reset(ctx);
+		cgfw_ctx_reset(ctx);
 		out[(*n)++] = nft;
 		return 0;
 	case CGFW_BACKEND_NFT:
@@ -123,7 +114,7 @@ static int select_backends(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 		return nft->probe(ctx) ? : bpf->probe(ctx) ? :
 		       bpf->check(ctx, rs);
 	}
-	ctx_err(ctx, "unknown backend %d", b);
+	cgfw_err(ctx, "unknown backend %d", b);
 	return -EINVAL;
 }
 
@@ -243,7 +234,7 @@ static int recover(struct cgfw_ctx *ctx)
 		ret = remove_elsewhere(ctx, lt.v[k].name, &lt.v[k].made_by);
 	cgfw_backend_tables_free(lt.v, lt.n);
 	if (ret && !ctx->err.len)
-		ctx_err(ctx, "cannot finish an interrupted apply: %s",
+		cgfw_err(ctx, "cannot finish an interrupted apply: %s",
 			strerror(-ret));
 	return ret;
 }
@@ -320,7 +311,7 @@ CGFW_API int cgfw_ruleset__apply(struct cgfw_ctx *ctx,
 
 	if (!ctx || !rs)
 		return libcgfw_err(-EINVAL);
-	ctx_reset(ctx);
+	cgfw_ctx_reset(ctx);
 	if (!CGFW_OPTS_VALID(ctx, opts, cgfw_apply_opts))
 		return libcgfw_err(-EINVAL);
 	b = CGFW_OPTS_GET(opts, backend, CGFW_BACKEND_AUTO);
@@ -357,7 +348,7 @@ static int remove_all(struct cgfw_ctx *ctx, const char *name)
 		found = true;
 	}
 	if (name && !found) {
-		ctx_err(ctx, "cgfw installed no table '%s' in this network namespace; 'cgfw list' shows what is installed",
+		cgfw_err(ctx, "cgfw installed no table '%s' in this network namespace; 'cgfw list' shows what is installed",
 			name);
 		return -ENOENT;
 	}
@@ -381,7 +372,7 @@ CGFW_API int cgfw_table__delete(struct cgfw_ctx *ctx, const char *name)
 {
 	if (!ctx || !name)
 		return libcgfw_err(-EINVAL);
-	ctx_reset(ctx);
+	cgfw_ctx_reset(ctx);
 	return libcgfw_err(locked_remove(ctx, name));
 }
 
@@ -389,7 +380,7 @@ CGFW_API int cgfw_flush(struct cgfw_ctx *ctx)
 {
 	if (!ctx)
 		return libcgfw_err(-EINVAL);
-	ctx_reset(ctx);
+	cgfw_ctx_reset(ctx);
 	return libcgfw_err(locked_remove(ctx, NULL));
 }
 
@@ -407,7 +398,7 @@ CGFW_API int cgfw_listing__new(struct cgfw_ctx *ctx,
 
 	if (!ctx || !out)
 		return libcgfw_err(-EINVAL);
-	ctx_reset(ctx);
+	cgfw_ctx_reset(ctx);
 	if (!CGFW_OPTS_VALID(ctx, opts, cgfw_list_opts))
 		return libcgfw_err(-EINVAL);
 	table = CGFW_OPTS_GET(opts, table, NULL);
@@ -421,7 +412,7 @@ CGFW_API int cgfw_listing__new(struct cgfw_ctx *ctx,
 		cgfw_unlock(&lk);
 	}
 	if (!ret && table && !l->n_tables) {
-		ctx_err(ctx, "cgfw installed no table '%s' in this network namespace; 'cgfw list' shows what is installed",
+		cgfw_err(ctx, "cgfw installed no table '%s' in this network namespace; 'cgfw list' shows what is installed",
 			table);
 		ret = -ENOENT;
 	}

@@ -59,9 +59,9 @@ CGFW_API int cgfw_status__probe(struct cgfw_ctx *ctx, struct cgfw_status *st)
 		return libcgfw_err(-EINVAL);
 	sz = st->sz < sizeof(*st) ? st->sz : sizeof(*st);
 	memset((char *)st + sizeof(st->sz), 0, sz - sizeof(st->sz));
-	ctx_reset(ctx);
+	cgfw_ctx_reset(ctx);
 
-	cgroup2_mount(st->cgroup2_mount, sizeof(st->cgroup2_mount));
+	cgfw_cgroup2_mount(st->cgroup2_mount, sizeof(st->cgroup2_mount));
 	fs_mount("bpf", st->bpffs_mount, sizeof(st->bpffs_mount));
 	st->privileged = has_cap(12 /* NET_ADMIN */) &&
 			 has_cap(21 /* SYS_ADMIN */);
@@ -69,7 +69,7 @@ CGFW_API int cgfw_status__probe(struct cgfw_ctx *ctx, struct cgfw_status *st)
 		st->nft_available = true;
 		mnl_socket_close(nl);
 	}
-	ctx_reset(ctx);
+	cgfw_ctx_reset(ctx);
 	/* the kernel's answers need the privileges to ask */
 	if (st->privileged) {
 		st->nft_cgroup_family =
@@ -77,7 +77,7 @@ CGFW_API int cgfw_status__probe(struct cgfw_ctx *ctx, struct cgfw_status *st)
 		st->nft_socket_cgroupv2 =
 			cgfw_nft_probe_table(ctx, NFPROTO_INET, true);
 		st->bpf_cgroup_skb = !cgfw_backend_bpf.probe(ctx);
-		ctx_reset(ctx);
+		cgfw_ctx_reset(ctx);
 	}
 	if (sz > offsetof(struct cgfw_status, bpf_backend_built))
 		st->bpf_backend_built = true;
@@ -96,7 +96,7 @@ static void answer(struct strbuf *sb, struct cgfw_json *j, const char *key,
 			cgfw_json_null(j);
 		return;
 	}
-	sb_addf(sb, "%-36s %s\n", label, !known ? "unknown (needs root)" :
+	cgfw_sb_addf(sb, "%-36s %s\n", label, !known ? "unknown (needs root)" :
 					 v ? "yes" : "no");
 }
 
@@ -106,7 +106,7 @@ static void path(struct strbuf *sb, struct cgfw_json *j, const char *key,
 	if (j)
 		cgfw_json_kv_str(j, key, v);
 	else
-		sb_addf(sb, "%-36s %s\n", label, *v ? v : "not mounted");
+		cgfw_sb_addf(sb, "%-36s %s\n", label, *v ? v : "not mounted");
 }
 
 CGFW_API int cgfw_status__format(const struct cgfw_status *st,
@@ -120,7 +120,7 @@ CGFW_API int cgfw_status__format(const struct cgfw_status *st,
 	if (!st || !text || !CGFW_OPTS_VALID(NULL, opts, cgfw_format_opts) ||
 	    st->sz < offsetofend(struct cgfw_status, privileged))
 		return libcgfw_err(-EINVAL);
-	sb_init(&sb);
+	cgfw_sb_init(&sb);
 	known = st->privileged;
 	if (CGFW_OPTS_GET(opts, json, false)) {
 		j = &json;
@@ -144,9 +144,9 @@ CGFW_API int cgfw_status__format(const struct cgfw_status *st,
 	       st->privileged, true);
 	if (j) {
 		cgfw_json_obj_close(j);
-		sb_adds(&sb, "\n");
+		cgfw_sb_adds(&sb, "\n");
 	}
-	*text = sb_detach(&sb);
+	*text = cgfw_sb_detach(&sb);
 	return *text ? 0 : libcgfw_err(-ENOMEM);
 }
 

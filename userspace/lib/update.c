@@ -23,7 +23,7 @@
 #include "base/lock.h"
 #include "front/compile.h"
 #include "nl/netlink.h"
-#include "update.h"
+#include "update_cmds.h"
 
 static struct upd_set *find_set(struct upd_cmds *u, const char *table,
 				const char *set)
@@ -64,7 +64,7 @@ static int collect_sets(struct cgfw_ctx *ctx, struct upd_cmds *u)
 			ret = be[i]->set_object(ctx, s->table, s->set,
 						&s->obj);
 		if (ret == -ENOENT)
-			ctx_err_at(ctx, &u->src, &c->loc,
+			cgfw_err_at(ctx, &u->src, &c->loc,
 				   "cgfw installed no table '%s' with a set '%s'; 'cgfw list %s' shows what it has",
 				   c->table, c->set, c->table);
 		if (ret)
@@ -168,20 +168,20 @@ static int compile_pass(struct cgfw_ctx *ctx, struct upd_cmds *u, bool del)
 		any |= c->del == del;
 	if (!any)
 		return 0;
-	ir_init(&rs);
+	cgfw_ir_init(&rs);
 	ret = setup_batch(u, &nb);
 	text = ret ? NULL : pass_text(u, del);
 	if (!ret && !text)
 		ret = -ENOMEM;
 	job.setup = &nb;
 	job.text = text;
-	ret = ret ? : shadow_compile(ctx, &u->src, &job, &rs);
+	ret = ret ? : cgfw_shadow_compile(ctx, &u->src, &job, &rs);
 	/* each set's elements go to the update */
 	list_for_each_entry(t, &rs.tables, list) {
 		if (ret)
 			break;
 		list_for_each_entry(is, &t->sets, list) {
-			s = find_set(u, t->name, ir_set_name(is));
+			s = find_set(u, t->name, cgfw_ir_set_name(is));
 			if (!s)
 				continue;
 			if (del)
@@ -193,7 +193,7 @@ static int compile_pass(struct cgfw_ctx *ctx, struct upd_cmds *u, bool del)
 				ret = -ENOMEM;
 		}
 	}
-	ir_release(&rs);
+	cgfw_ir_release(&rs);
 	cgfw_nl_batch_release(&nb);
 	free(text);
 	return ret;
@@ -216,7 +216,7 @@ static void release(struct upd_cmds *u)
 			free(s);
 		}
 	}
-	rw_result_release(&u->rw);
+	cgfw_rw_result_release(&u->rw);
 	free(u->src.name);
 	free(u->src.text);
 }
@@ -240,7 +240,7 @@ static int update(struct cgfw_ctx *ctx, struct upd_cmds *u)
 			ret = 0;
 	}
 	if (!ret && !found) {
-		ctx_err(ctx, "the tables named were removed while updating them");
+		cgfw_err(ctx, "the tables named were removed while updating them");
 		ret = -ENOENT;
 	}
 	return ret;
@@ -256,7 +256,7 @@ CGFW_API int cgfw_update(struct cgfw_ctx *ctx, const char *name,
 
 	if (!ctx || (!buf && len))
 		return libcgfw_err(-EINVAL);
-	ctx_reset(ctx);
+	cgfw_ctx_reset(ctx);
 	if (!CGFW_OPTS_VALID(ctx, opts, cgfw_update_opts))
 		return libcgfw_err(-EINVAL);
 	list_init(&u.sets);
@@ -271,11 +271,11 @@ CGFW_API int cgfw_update(struct cgfw_ctx *ctx, const char *name,
 	u.src.text[len] = '\0';
 	u.src.len = len;
 
-	ret = rewrite(ctx, &u.src, &u.rw);
+	ret = cgfw_rewrite(ctx, &u.src, &u.rw);
 	if (ret)
 		goto out;
 	if (u.rw.has_other) {
-		ctx_err_at(ctx, &u.src, &u.rw.other_loc,
+		cgfw_err_at(ctx, &u.src, &u.rw.other_loc,
 			   "cgfw update takes 'add element' and 'delete element' commands only; tables, chains and rules go through 'cgfw apply'");
 		ret = -EINVAL;
 		goto out;

@@ -24,13 +24,13 @@ static void rw_run(struct rw_case *c, const char *text)
 	c->src.name = "t.nft";
 	c->src.text = (char *)text;
 	c->src.len = strlen(text);
-	c->ret = rewrite(c->ctx, &c->src, &c->rw);
+	c->ret = cgfw_rewrite(c->ctx, &c->src, &c->rw);
 }
 
 static void rw_done(struct rw_case *c)
 {
 	if (!c->ret)
-		rw_result_release(&c->rw);
+		cgfw_rw_result_release(&c->rw);
 	cgfw_ctx__free(c->ctx);
 }
 
@@ -73,8 +73,8 @@ TEST(family_and_hook_rewritten_columns_kept)
 	EXPECT_NE(NULL, strstr(c.rw.text, "hook input "));
 	EXPECT_EQ(NULL, strstr(c.rw.text, "cgroup"));
 
-	out = rw_find_chain(&c.rw, "web", "out");
-	inc = rw_find_chain(&c.rw, "web", "in");
+	out = cgfw_rw_find_chain(&c.rw, "web", "out");
+	inc = cgfw_rw_find_chain(&c.rw, "web", "in");
 	ASSERT_NE(NULL, out);
 	ASSERT_NE(NULL, inc);
 	EXPECT_TRUE(out->bound);
@@ -109,7 +109,7 @@ TEST(rule_places_with_braces_strings_and_comments)
 
 	rw_run(&c, in);
 	ASSERT_EQ(0, c.ret);
-	ch = rw_find_chain(&c.rw, "t", "c");
+	ch = cgfw_rw_find_chain(&c.rw, "t", "c");
 	ASSERT_NE(NULL, ch);
 	EXPECT_STREQ("a#b", ch->cgroup_path);
 	ASSERT_EQ(4, ch->n_rules);
@@ -132,7 +132,7 @@ TEST(insert_makes_rule_order_unknown)
 	rw_run(&c, "table cgroup t { chain c { type filter hook egress cgroup \"x\" priority 0; } }\n"
 		   "insert rule cgroup t c drop\n");
 	ASSERT_EQ(0, c.ret);
-	ch = rw_find_chain(&c.rw, "t", "c");
+	ch = cgfw_rw_find_chain(&c.rw, "t", "c");
 	ASSERT_NE(NULL, ch);
 	EXPECT_TRUE(ch->order_unknown);
 	rw_done(&c);

@@ -138,7 +138,7 @@ int cgfw_child_run(int (*fn)(void *arg, int fd), void *arg,
 			continue;
 		if (n <= 0)
 			break;
-		sb_addn(out, chunk, n);
+		cgfw_sb_addn(out, chunk, n);
 	}
 	close(fds[0]);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)

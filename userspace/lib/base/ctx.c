@@ -19,7 +19,7 @@ bool cgfw_opts_check(struct cgfw_ctx *ctx, const void *opts, size_t known,
 	memcpy(&sz, p, sizeof(sz));
 	if (sz < sizeof(size_t)) {
 		if (ctx)
-			ctx_err(ctx, "struct %s has a size of %zu: declare it with CGFW_OPTS()",
+			cgfw_err(ctx, "struct %s has a size of %zu: declare it with CGFW_OPTS()",
 				type, sz);
 		return false;
 	}
@@ -28,7 +28,7 @@ bool cgfw_opts_check(struct cgfw_ctx *ctx, const void *opts, size_t known,
 			continue;
 		/* a field this library does not know, set: refused */
 		if (ctx)
-			ctx_err(ctx, "struct %s has fields this libcgfw does not know (byte %zu is set); build against the libcgfw you run with",
+			cgfw_err(ctx, "struct %s has fields this libcgfw does not know (byte %zu is set); build against the libcgfw you run with",
 				type, i);
 		return false;
 	}
@@ -48,7 +48,7 @@ CGFW_API int cgfw_ctx__new(struct cgfw_ctx **out,
 	ctx->print = CGFW_OPTS_GET(opts, print, NULL);
 	ctx->print_data = CGFW_OPTS_GET(opts, print_data, NULL);
 	ctx->log_level = CGFW_OPTS_GET(opts, log_level, CGFW_LOG_WARN);
-	sb_init(&ctx->err);
+	cgfw_sb_init(&ctx->err);
 	*out = ctx;
 	return 0;
 }
@@ -57,7 +57,7 @@ CGFW_API void cgfw_ctx__free(struct cgfw_ctx *ctx)
 {
 	if (!ctx)
 		return;
-	sb_release(&ctx->err);
+	cgfw_sb_release(&ctx->err);
 	free(ctx);
 }
 
@@ -70,9 +70,9 @@ CGFW_API const char *cgfw_ctx__error(const struct cgfw_ctx *ctx)
 	return ctx->err.buf;
 }
 
-void ctx_reset(struct cgfw_ctx *ctx)
+void cgfw_ctx_reset(struct cgfw_ctx *ctx)
 {
-	sb_release(&ctx->err);
+	cgfw_sb_release(&ctx->err);
 }
 
 void cgfw_log(struct cgfw_ctx *ctx, enum cgfw_log_level level,
@@ -83,24 +83,24 @@ void cgfw_log(struct cgfw_ctx *ctx, enum cgfw_log_level level,
 
 	if (!ctx->print || level > ctx->log_level)
 		return;
-	sb_init(&sb);
+	cgfw_sb_init(&sb);
 	va_start(ap, fmt);
-	sb_vaddf(&sb, fmt, ap);
+	cgfw_sb_vaddf(&sb, fmt, ap);
 	va_end(ap);
 	if (sb.buf && !sb.oom)
 		ctx->print(level, sb.buf, ctx->print_data);
-	sb_release(&sb);
+	cgfw_sb_release(&sb);
 }
 
-void ctx_err(struct cgfw_ctx *ctx, const char *fmt, ...)
+void cgfw_err(struct cgfw_ctx *ctx, const char *fmt, ...)
 {
 	va_list ap;
 
-	sb_adds(&ctx->err, "Error: ");
+	cgfw_sb_adds(&ctx->err, "Error: ");
 	va_start(ap, fmt);
-	sb_vaddf(&ctx->err, fmt, ap);
+	cgfw_sb_vaddf(&ctx->err, fmt, ap);
 	va_end(ap);
-	sb_adds(&ctx->err, "\n");
+	cgfw_sb_adds(&ctx->err, "\n");
 }
 
 const char *cgfw_src_line(const struct cgfw_source *src, unsigned int line,
@@ -121,7 +121,7 @@ const char *cgfw_src_line(const struct cgfw_source *src, unsigned int line,
 	return p;
 }
 
-void ctx_err_at(struct cgfw_ctx *ctx, const struct cgfw_source *src,
+void cgfw_err_at(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 		const struct cgfw_loc *loc, const char *fmt, ...)
 {
 	const char *line;
@@ -130,30 +130,30 @@ void ctx_err_at(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 	va_list ap;
 
 	if (!loc || !loc->line) {
-		sb_addf(&ctx->err, "%s: Error: ", src->name);
+		cgfw_sb_addf(&ctx->err, "%s: Error: ", src->name);
 		va_start(ap, fmt);
-		sb_vaddf(&ctx->err, fmt, ap);
+		cgfw_sb_vaddf(&ctx->err, fmt, ap);
 		va_end(ap);
-		sb_adds(&ctx->err, "\n");
+		cgfw_sb_adds(&ctx->err, "\n");
 		return;
 	}
-	sb_addf(&ctx->err, "%s:%u:%u", src->name, loc->line, loc->col);
+	cgfw_sb_addf(&ctx->err, "%s:%u:%u", src->name, loc->line, loc->col);
 	if (loc->col_end > loc->col)
-		sb_addf(&ctx->err, "-%u", loc->col_end);
-	sb_adds(&ctx->err, ": Error: ");
+		cgfw_sb_addf(&ctx->err, "-%u", loc->col_end);
+	cgfw_sb_adds(&ctx->err, ": Error: ");
 	va_start(ap, fmt);
-	sb_vaddf(&ctx->err, fmt, ap);
+	cgfw_sb_vaddf(&ctx->err, fmt, ap);
 	va_end(ap);
-	sb_adds(&ctx->err, "\n");
+	cgfw_sb_adds(&ctx->err, "\n");
 
 	line = cgfw_src_line(src, loc->line, &len);
 	if (!line || len > 512)
 		return;
-	sb_addn(&ctx->err, line, len);
-	sb_adds(&ctx->err, "\n");
+	cgfw_sb_addn(&ctx->err, line, len);
+	cgfw_sb_adds(&ctx->err, "\n");
 	for (i = 1; i < loc->col && i <= len; i++)
-		sb_adds(&ctx->err, line[i - 1] == '\t' ? "\t" : " ");
+		cgfw_sb_adds(&ctx->err, line[i - 1] == '\t' ? "\t" : " ");
 	for (i = loc->col; i <= (loc->col_end ? loc->col_end : loc->col); i++)
-		sb_adds(&ctx->err, "^");
-	sb_adds(&ctx->err, "\n");
+		cgfw_sb_adds(&ctx->err, "^");
+	cgfw_sb_adds(&ctx->err, "\n");
 }

@@ -35,11 +35,11 @@ struct cgfw_ctx {
 };
 
 /* Start a library call: forget the previous call's error. */
-void ctx_reset(struct cgfw_ctx *ctx);
+void cgfw_ctx_reset(struct cgfw_ctx *ctx);
 /* Add an error message without a place in the input. */
-void ctx_err(struct cgfw_ctx *ctx, const char *fmt, ...) __printf(2, 3);
+void cgfw_err(struct cgfw_ctx *ctx, const char *fmt, ...) __printf(2, 3);
 /* Add "FILE:L:C-C: Error: msg" plus the source line and carets. */
-void ctx_err_at(struct cgfw_ctx *ctx, const struct cgfw_source *src,
+void cgfw_err_at(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 		const struct cgfw_loc *loc, const char *fmt, ...)
 	__printf(4, 5);
 

@@ -18,14 +18,14 @@ static void value_start(struct cgfw_json *j)
 		return;
 	}
 	if (!j->first[j->depth])
-		sb_adds(j->sb, ",");
+		cgfw_sb_adds(j->sb, ",");
 	j->first[j->depth] = false;
 }
 
 static void nest_open(struct cgfw_json *j, const char *c)
 {
 	value_start(j);
-	sb_adds(j->sb, c);
+	cgfw_sb_adds(j->sb, c);
 	if (j->depth + 1 < CGFW_JSON_DEPTH)
 		j->depth++;
 	j->first[j->depth] = true;
@@ -35,7 +35,7 @@ static void nest_close(struct cgfw_json *j, const char *c)
 {
 	if (j->depth)
 		j->depth--;
-	sb_adds(j->sb, c);
+	cgfw_sb_adds(j->sb, c);
 }
 
 void cgfw_json_obj_open(struct cgfw_json *j)
@@ -62,29 +62,29 @@ static void quoted(struct strbuf *sb, const char *s, size_t n)
 {
 	size_t i;
 
-	sb_adds(sb, "\"");
+	cgfw_sb_adds(sb, "\"");
 	for (i = 0; i < n; i++) {
 		unsigned char c = s[i];
 
 		if (c == '"' || c == '\\')
-			sb_addf(sb, "\\%c", c);
+			cgfw_sb_addf(sb, "\\%c", c);
 		else if (c == '\n')
-			sb_adds(sb, "\\n");
+			cgfw_sb_adds(sb, "\\n");
 		else if (c == '\t')
-			sb_adds(sb, "\\t");
+			cgfw_sb_adds(sb, "\\t");
 		else if (c < 0x20 || c == 0x7f)
-			sb_addf(sb, "\\u%04x", c);
+			cgfw_sb_addf(sb, "\\u%04x", c);
 		else
-			sb_addn(sb, (const char *)&c, 1);
+			cgfw_sb_addn(sb, (const char *)&c, 1);
 	}
-	sb_adds(sb, "\"");
+	cgfw_sb_adds(sb, "\"");
 }
 
 void cgfw_json_key(struct cgfw_json *j, const char *key)
 {
 	value_start(j);
 	quoted(j->sb, key, strlen(key));
-	sb_adds(j->sb, ":");
+	cgfw_sb_adds(j->sb, ":");
 	j->after_key = true;
 }
 
@@ -102,23 +102,23 @@ void cgfw_json_str(struct cgfw_json *j, const char *s)
 void cgfw_json_u64(struct cgfw_json *j, uint64_t v)
 {
 	value_start(j);
-	sb_addf(j->sb, "%" PRIu64, v);
+	cgfw_sb_addf(j->sb, "%" PRIu64, v);
 }
 
 void cgfw_json_s64(struct cgfw_json *j, int64_t v)
 {
 	value_start(j);
-	sb_addf(j->sb, "%" PRId64, v);
+	cgfw_sb_addf(j->sb, "%" PRId64, v);
 }
 
 void cgfw_json_bool(struct cgfw_json *j, bool v)
 {
 	value_start(j);
-	sb_adds(j->sb, v ? "true" : "false");
+	cgfw_sb_adds(j->sb, v ? "true" : "false");
 }
 
 void cgfw_json_null(struct cgfw_json *j)
 {
 	value_start(j);
-	sb_adds(j->sb, "null");
+	cgfw_sb_adds(j->sb, "null");
 }

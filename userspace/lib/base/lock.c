@@ -80,7 +80,7 @@ static int lock_netns(struct cgfw_ctx *ctx, int *out)
 		if (errno != EADDRINUSE) {
 			ret = -errno;
 			close(fd);
-			ctx_err(ctx, "cannot take cgfw's lock of this network namespace: %s",
+			cgfw_err(ctx, "cannot take cgfw's lock of this network namespace: %s",
 				strerror(-ret));
 			return ret;
 		}

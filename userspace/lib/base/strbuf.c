@@ -6,15 +6,15 @@
 
 #include "base/strbuf.h"
 
-void sb_init(struct strbuf *sb)
+void cgfw_sb_init(struct strbuf *sb)
 {
 	memset(sb, 0, sizeof(*sb));
 }
 
-void sb_release(struct strbuf *sb)
+void cgfw_sb_release(struct strbuf *sb)
 {
 	free(sb->buf);
-	sb_init(sb);
+	cgfw_sb_init(sb);
 }
 
 static bool sb_grow(struct strbuf *sb, size_t extra)
@@ -39,7 +39,7 @@ static bool sb_grow(struct strbuf *sb, size_t extra)
 	return true;
 }
 
-void sb_addn(struct strbuf *sb, const char *s, size_t n)
+void cgfw_sb_addn(struct strbuf *sb, const char *s, size_t n)
 {
 	if (!sb_grow(sb, n))
 		return;
@@ -48,12 +48,12 @@ void sb_addn(struct strbuf *sb, const char *s, size_t n)
 	sb->buf[sb->len] = '\0';
 }
 
-void sb_adds(struct strbuf *sb, const char *s)
+void cgfw_sb_adds(struct strbuf *sb, const char *s)
 {
-	sb_addn(sb, s, strlen(s));
+	cgfw_sb_addn(sb, s, strlen(s));
 }
 
-void sb_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
+void cgfw_sb_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
 {
 	va_list aq;
 	int n;
@@ -67,26 +67,26 @@ void sb_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
 	sb->len += n;
 }
 
-void sb_addf(struct strbuf *sb, const char *fmt, ...)
+void cgfw_sb_addf(struct strbuf *sb, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	sb_vaddf(sb, fmt, ap);
+	cgfw_sb_vaddf(sb, fmt, ap);
 	va_end(ap);
 }
 
-char *sb_detach(struct strbuf *sb)
+char *cgfw_sb_detach(struct strbuf *sb)
 {
 	char *p;
 
 	if (sb->oom) {
-		sb_release(sb);
+		cgfw_sb_release(sb);
 		return NULL;
 	}
 	if (!sb->buf && !sb_grow(sb, 0))
 		return NULL;
 	p = sb->buf;
-	sb_init(sb);
+	cgfw_sb_init(sb);
 	return p;
 }

@@ -16,13 +16,13 @@ struct strbuf {
 	bool oom;	/* an append failed; buf holds what fit */
 };
 
-void sb_init(struct strbuf *sb);
-void sb_release(struct strbuf *sb);
-void sb_addn(struct strbuf *sb, const char *s, size_t n);
-void sb_adds(struct strbuf *sb, const char *s);
-void sb_addf(struct strbuf *sb, const char *fmt, ...) __printf(2, 3);
-void sb_vaddf(struct strbuf *sb, const char *fmt, va_list ap);
+void cgfw_sb_init(struct strbuf *sb);
+void cgfw_sb_release(struct strbuf *sb);
+void cgfw_sb_addn(struct strbuf *sb, const char *s, size_t n);
+void cgfw_sb_adds(struct strbuf *sb, const char *s);
+void cgfw_sb_addf(struct strbuf *sb, const char *fmt, ...) __printf(2, 3);
+void cgfw_sb_vaddf(struct strbuf *sb, const char *fmt, va_list ap);
 /* Give the buffer away (NUL-terminated) or NULL if an append failed. */
-char *sb_detach(struct strbuf *sb);
+char *cgfw_sb_detach(struct strbuf *sb);
 
 #endif /* CGFW_BASE_STRBUF_H */

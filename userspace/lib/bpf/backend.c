@@ -27,9 +27,9 @@ static int bpf_probe(struct cgfw_ctx *ctx)
 		return 0;
 	}
 	if (fd == -EPERM)
-		ctx_err(ctx, "loading BPF programs needs CAP_BPF and CAP_NET_ADMIN (or CAP_SYS_ADMIN); run cgfw as root");
+		cgfw_err(ctx, "loading BPF programs needs CAP_BPF and CAP_NET_ADMIN (or CAP_SYS_ADMIN); run cgfw as root");
 	else
-		ctx_err(ctx, "this kernel does not load BPF_PROG_TYPE_CGROUP_SKB programs (%s); use '-b nft'",
+		cgfw_err(ctx, "this kernel does not load BPF_PROG_TYPE_CGROUP_SKB programs (%s); use '-b nft'",
 			strerror(-fd));
 	return -EOPNOTSUPP;
 }
@@ -201,16 +201,16 @@ CGFW_API int cgfw_ruleset__bpf_object(struct cgfw_ctx *ctx,
 
 	if (!ctx || !rs || !path || !commands)
 		return libcgfw_err(-EINVAL);
-	ctx_reset(ctx);
-	sb_init(&sb);
+	cgfw_ctx_reset(ctx);
+	cgfw_sb_init(&sb);
 	ret = cgfw_bpf_compile_all(ctx, rs, &bt, &n);
 	ret = ret ? : cgfw_bpf_write_elf(ctx, bt, n, path, &sb);
 	cgfw_bpf_release_all(bt, n);
 	if (ret) {
-		sb_release(&sb);
+		cgfw_sb_release(&sb);
 		return libcgfw_err(ret);
 	}
-	*commands = sb_detach(&sb);
+	*commands = cgfw_sb_detach(&sb);
 	return *commands ? 0 : libcgfw_err(-ENOMEM);
 }
 
@@ -225,8 +225,8 @@ CGFW_API int cgfw_ruleset__bpf_pin(struct cgfw_ctx *ctx,
 
 	if (!ctx || !rs || !dir || !pinned)
 		return libcgfw_err(-EINVAL);
-	ctx_reset(ctx);
-	sb_init(&sb);
+	cgfw_ctx_reset(ctx);
+	cgfw_sb_init(&sb);
 	ret = cgfw_bpf_compile_all(ctx, rs, &bt, &n);
 	for (i = 0; !ret && i < n; i++) {
 		ret = cgfw_bpf_load(ctx, &bt[i], 0, 0);
@@ -234,10 +234,10 @@ CGFW_API int cgfw_ruleset__bpf_pin(struct cgfw_ctx *ctx,
 	}
 	cgfw_bpf_release_all(bt, n);
 	if (ret) {
-		sb_release(&sb);
+		cgfw_sb_release(&sb);
 		return libcgfw_err(ret);
 	}
-	*pinned = sb_detach(&sb);
+	*pinned = cgfw_sb_detach(&sb);
 	return *pinned ? 0 : libcgfw_err(-ENOMEM);
 }
 
@@ -252,32 +252,32 @@ CGFW_API int cgfw_ruleset__bpf_asm(struct cgfw_ctx *ctx,
 
 	if (!ctx || !rs || !text)
 		return libcgfw_err(-EINVAL);
-	ctx_reset(ctx);
-	sb_init(&sb);
+	cgfw_ctx_reset(ctx);
+	cgfw_sb_init(&sb);
 	list_for_each_entry(t, &rs->tables, list) {
 		ret = cgfw_bpf_compile_table(ctx, rs, t, &bt);
 		if (ret)
 			break;
 		for (i = 0; i < bt.n_maps; i++)
-			sb_addf(&sb, "; map %zu: %s, type %u, key %u, value %u, %u entries (%u filled)\n",
+			cgfw_sb_addf(&sb, "; map %zu: %s, type %u, key %u, value %u, %u entries (%u filled)\n",
 				i, bt.maps[i].name, bt.maps[i].type,
 				bt.maps[i].key_size, bt.maps[i].value_size,
 				bt.maps[i].max_entries, bt.maps[i].n_elems);
 		for (i = 0; i < bt.n_progs; i++) {
-			sb_addf(&sb, "\n; table %s: %s program for cgroup %s (id %llu), %zu instructions\n",
+			cgfw_sb_addf(&sb, "\n; table %s: %s program for cgroup %s (id %llu), %zu instructions\n",
 				t->name, cgfw_dir_str(bt.progs[i].dir),
 				bt.progs[i].cgroup->path,
 				(unsigned long long)bt.progs[i].cgroup->id,
 				bt.progs[i].em.n);
-			em_dump(&bt.progs[i].em, &sb);
+			cgfw_em_dump(&bt.progs[i].em, &sb);
 		}
 		cgfw_bpf_table_release(&bt);
-		sb_adds(&sb, "\n");
+		cgfw_sb_adds(&sb, "\n");
 	}
 	if (ret) {
-		sb_release(&sb);
+		cgfw_sb_release(&sb);
 		return libcgfw_err(ret);
 	}
-	*text = sb_detach(&sb);
+	*text = cgfw_sb_detach(&sb);
 	return *text ? 0 : libcgfw_err(-ENOMEM);
 }

@@ -57,7 +57,7 @@ static void refuse(struct cg *g, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	ctx_err_at(g->ctx, &g->rs->src,
+	cgfw_err_at(g->ctx, &g->rs->src,
 		   g->rule && g->rule->loc.line ? &g->rule->loc :
 		   g->chain ? &g->chain->loc : NULL,
 		   "the bpf backend cannot do this: %s; use the nft backend (-b nft) for this rule",
@@ -83,7 +83,7 @@ static int reg_off(struct cg *g, uint32_t reg, uint32_t len)
 	return STK_REGS + off;
 }
 
-#define E(insn) em_emit(g->em, insn)
+#define E(insn) cgfw_em_emit(g->em, insn)
 
 static uint32_t word_of(const uint8_t *data, uint32_t len, uint32_t i)
 {
@@ -107,7 +107,7 @@ static void store_data(struct cg *g, int off, const uint8_t *data,
 /* r0 = map @idx lookup with the key at fp+@key_off; 0 -> @miss. */
 static void map_lookup(struct cg *g, size_t idx, int key_off)
 {
-	em_ld_imm64(g->em, BPF_REG_1, BPF_PSEUDO_MAP_FD, MAP_IDX_BIAS + idx);
+	cgfw_em_ld_imm64(g->em, BPF_REG_1, BPF_PSEUDO_MAP_FD, MAP_IDX_BIAS + idx);
 	E(I_MOV64_REG(BPF_REG_2, BPF_REG_10));
 	E(I_ALU64_IMM(BPF_ADD, BPF_REG_2, key_off));
 	E(I_CALL(BPF_FUNC_map_lookup_elem));
@@ -133,11 +133,11 @@ static int add_slot(struct cg *g, const struct ir_rule *rule)
 /* packets += 1, bytes += skb->len in this slot of the per-CPU counters */
 static void gen_count(struct cg *g, const struct ir_rule *rule)
 {
-	int skip = em_label(g->em), slot = add_slot(g, rule);
+	int skip = cgfw_em_label(g->em), slot = add_slot(g, rule);
 
 	E(I_ST(BPF_W, BPF_REG_10, STK_SCRATCH, slot));
 	map_lookup(g, g->p->counters_map, STK_SCRATCH);
-	em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, skip);
+	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, skip);
 	E(I_LDX(BPF_DW, BPF_REG_1, BPF_REG_0, 0));
 	E(I_ALU64_IMM(BPF_ADD, BPF_REG_1, 1));
 	E(I_STX(BPF_DW, BPF_REG_0, BPF_REG_1, 0));
@@ -145,7 +145,7 @@ static void gen_count(struct cg *g, const struct ir_rule *rule)
 	E(I_LDX(BPF_W, BPF_REG_2, R_CTX, offsetof(struct __sk_buff, len)));
 	E(I_ALU64_REG(BPF_ADD, BPF_REG_1, BPF_REG_2));
 	E(I_STX(BPF_DW, BPF_REG_0, BPF_REG_1, 8));
-	em_bind(g->em, skip);
+	cgfw_em_bind(g->em, skip);
 }
 
 /* A map of the program's own (not a set's): its index in the table. */
@@ -175,11 +175,11 @@ static size_t new_map(struct cg *g, const char *name, uint32_t type,
 static void jmp_u64(struct cg *g, int op, int reg, uint64_t v, int label)
 {
 	if (v <= INT32_MAX) {
-		em_jmp_imm(g->em, op, reg, v, label);
+		cgfw_em_jmp_imm(g->em, op, reg, v, label);
 		return;
 	}
-	em_ld_imm64(g->em, BPF_REG_4, 0, v);
-	em_jmp_reg(g->em, op, reg, BPF_REG_4, label);
+	cgfw_em_ld_imm64(g->em, BPF_REG_4, 0, v);
+	cgfw_em_jmp_reg(g->em, op, reg, BPF_REG_4, label);
 }
 
 /*
@@ -244,7 +244,7 @@ static void gen_quota(struct cg *g, struct nftnl_expr *e, int brk)
 		return;
 	E(I_ST(BPF_W, BPF_REG_10, STK_SCRATCH, slot));
 	map_lookup(g, g->bt->quotas.map, STK_SCRATCH);
-	em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, brk);
+	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, brk);
 	E(I_LDX(BPF_W, BPF_REG_2, R_CTX, offsetof(struct __sk_buff, len)));
 	E(I_MOV64_REG(BPF_REG_1, BPF_REG_2));
 	E(((struct bpf_insn){ .code = BPF_STX | BPF_DW | BPF_ATOMIC,
@@ -280,8 +280,8 @@ static void gen_limit(struct cg *g, struct nftnl_expr *e, int brk)
 		      NFT_LIMIT_F_INV;
 	struct limit_state init = { 0 };
 	uint64_t nsecs = unit * 1000000000ULL, max, cost = 0;
-	int S = STK_SCRATCH, ok = em_label(g->em), done = em_label(g->em);
-	int fresh = em_label(g->em), capped = em_label(g->em);
+	int S = STK_SCRATCH, ok = cgfw_em_label(g->em), done = cgfw_em_label(g->em);
+	int fresh = cgfw_em_label(g->em), capped = cgfw_em_label(g->em);
 	uint32_t slot;
 
 	if (!rate) {
@@ -306,7 +306,7 @@ static void gen_limit(struct cg *g, struct nftnl_expr *e, int brk)
 	E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_0, S + 48));	/* now */
 	E(I_ST(BPF_W, BPF_REG_10, S, slot));
 	map_lookup(g, g->bt->limits.map, S);
-	em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, brk);
+	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, brk);
 	E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_0, S + 56));	/* the state */
 	E(I_MOV64_REG(BPF_REG_1, BPF_REG_0));
 	E(I_CALL(BPF_FUNC_spin_lock));
@@ -315,40 +315,40 @@ static void gen_limit(struct cg *g, struct nftnl_expr *e, int brk)
 	E(I_LDX(BPF_DW, BPF_REG_3, BPF_REG_2, 8));		/* tokens */
 	E(I_LDX(BPF_DW, BPF_REG_4, BPF_REG_10, S + 48));	/* now */
 	E(I_LDX(BPF_DW, BPF_REG_5, BPF_REG_2, 16));		/* last */
-	em_jmp_reg(g->em, BPF_JGE, BPF_REG_4, BPF_REG_5, fresh);
+	cgfw_em_jmp_reg(g->em, BPF_JGE, BPF_REG_4, BPF_REG_5, fresh);
 	E(I_MOV64_REG(BPF_REG_4, BPF_REG_5));
-	em_bind(g->em, fresh);
+	cgfw_em_bind(g->em, fresh);
 	E(I_STX(BPF_DW, BPF_REG_2, BPF_REG_4, 16));		/* last = now */
 	E(I_ALU64_REG(BPF_ADD, BPF_REG_3, BPF_REG_4));
 	E(I_ALU64_REG(BPF_SUB, BPF_REG_3, BPF_REG_5));
-	em_ld_imm64(g->em, BPF_REG_4, 0, max);
-	em_jmp_reg(g->em, BPF_JLE, BPF_REG_3, BPF_REG_4, capped);
+	cgfw_em_ld_imm64(g->em, BPF_REG_4, 0, max);
+	cgfw_em_jmp_reg(g->em, BPF_JLE, BPF_REG_3, BPF_REG_4, capped);
 	E(I_MOV64_REG(BPF_REG_3, BPF_REG_4));
-	em_bind(g->em, capped);
+	cgfw_em_bind(g->em, capped);
 	/* r1 = cost: per packet, or nsecs * len / rate */
 	if (pkts) {
-		em_ld_imm64(g->em, BPF_REG_1, 0, cost);
+		cgfw_em_ld_imm64(g->em, BPF_REG_1, 0, cost);
 	} else {
 		E(I_LDX(BPF_W, BPF_REG_1, R_CTX, offsetof(struct __sk_buff, len)));
-		em_ld_imm64(g->em, BPF_REG_4, 0, nsecs);
+		cgfw_em_ld_imm64(g->em, BPF_REG_4, 0, nsecs);
 		E(I_ALU64_REG(BPF_MUL, BPF_REG_1, BPF_REG_4));
-		em_ld_imm64(g->em, BPF_REG_4, 0, rate);
+		cgfw_em_ld_imm64(g->em, BPF_REG_4, 0, rate);
 		E(I_ALU64_REG(BPF_DIV, BPF_REG_1, BPF_REG_4));
 	}
 	E(I_MOV64_REG(BPF_REG_5, BPF_REG_3));
 	E(I_ALU64_REG(BPF_SUB, BPF_REG_5, BPF_REG_1));		/* delta */
-	em_jmp_imm(g->em, BPF_JSGE, BPF_REG_5, 0, ok);
+	cgfw_em_jmp_imm(g->em, BPF_JSGE, BPF_REG_5, 0, ok);
 	E(I_STX(BPF_DW, BPF_REG_2, BPF_REG_3, 8));	/* too few: keep them */
 	E(I_ST(BPF_DW, BPF_REG_10, S + 48, !invert));	/* break? */
-	em_goto(g->em, done);
-	em_bind(g->em, ok);
+	cgfw_em_goto(g->em, done);
+	cgfw_em_bind(g->em, ok);
 	E(I_STX(BPF_DW, BPF_REG_2, BPF_REG_5, 8));
 	E(I_ST(BPF_DW, BPF_REG_10, S + 48, invert));
-	em_bind(g->em, done);
+	cgfw_em_bind(g->em, done);
 	E(I_MOV64_REG(BPF_REG_1, BPF_REG_2));
 	E(I_CALL(BPF_FUNC_spin_unlock));
 	E(I_LDX(BPF_DW, BPF_REG_1, BPF_REG_10, S + 48));
-	em_jmp_imm(g->em, BPF_JNE, BPF_REG_1, 0, brk);
+	cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_1, 0, brk);
 }
 
 /* ---- the packet's context: family, layer 4, transport offset ---- */
@@ -377,7 +377,7 @@ static void jmp_if_exthdr(struct cg *g, int reg, int label)
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(exthdrs); i++)
-		em_jmp_imm(g->em, BPF_JEQ, reg, exthdrs[i], label);
+		cgfw_em_jmp_imm(g->em, BPF_JEQ, reg, exthdrs[i], label);
 }
 
 /* IPv6 extension headers walked, at most this many (ipv6_find_hdr()) */
@@ -390,12 +390,12 @@ static void jmp_if_exthdr(struct cg *g, int reg, int label)
  */
 static void gen_prologue(struct cg *g)
 {
-	int ipv4 = em_label(g->em), ipv6 = em_label(g->em);
-	int body = em_label(g->em), v6_unspec = em_label(g->em);
-	int v6_done = em_label(g->em), i;
+	int ipv4 = cgfw_em_label(g->em), ipv6 = cgfw_em_label(g->em);
+	int body = cgfw_em_label(g->em), v6_unspec = cgfw_em_label(g->em);
+	int v6_done = cgfw_em_label(g->em), i;
 	int S = STK_SCRATCH;
 
-	em_note(g->em, "prologue: packet family, layer 4 protocol, transport header");
+	cgfw_em_note(g->em, "prologue: packet family, layer 4 protocol, transport header");
 	E(I_MOV64_REG(R_CTX, BPF_REG_1));
 	for (i = 0; i < 8; i++)	/* nft's registers start out zero here */
 		E(I_ST(BPF_DW, BPF_REG_10, STK_REGS + i * 8, 0));
@@ -403,70 +403,70 @@ static void gen_prologue(struct cg *g)
 	E(I_MOV64_IMM(R_THOFF, -1));
 	E(I_MOV64_IMM(R_L4PROTO, -1));
 	E(I_LDX(BPF_W, BPF_REG_2, R_CTX, offsetof(struct __sk_buff, protocol)));
-	em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, __builtin_bswap16(ETH_P_IP), ipv4);
-	em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, __builtin_bswap16(ETH_P_IPV6),
+	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, __builtin_bswap16(ETH_P_IP), ipv4);
+	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, __builtin_bswap16(ETH_P_IPV6),
 		   ipv6);
-	em_goto(g->em, body);
+	cgfw_em_goto(g->em, body);
 
-	em_bind(g->em, ipv4);
+	cgfw_em_bind(g->em, ipv4);
 	E(I_MOV64_IMM(R_NFPROTO, NFPROTO_IPV4));
 	load_bytes(g, -1, 0, S, 20);
-	em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, body);
+	cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, body);
 	E(I_LDX(BPF_B, R_L4PROTO, BPF_REG_10, S + 9));
 	E(I_LDX(BPF_H, BPF_REG_3, BPF_REG_10, S + 6));
 	E(I_BE(BPF_REG_3, 16));
 	E(I_ALU64_IMM(BPF_AND, BPF_REG_3, 0x1fff));	/* IP_OFFSET */
-	em_jmp_imm(g->em, BPF_JNE, BPF_REG_3, 0, body);
+	cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_3, 0, body);
 	E(I_LDX(BPF_B, R_THOFF, BPF_REG_10, S + 0));
 	E(I_ALU64_IMM(BPF_AND, R_THOFF, 0xf));
 	E(I_ALU64_IMM(BPF_LSH, R_THOFF, 2));
-	em_goto(g->em, body);
+	cgfw_em_goto(g->em, body);
 
 	/*
 	 * ipv6_find_hdr(skb, &thoff, -1, &fragoff, &flags): r2 next header,
 	 * r3 its offset. Hop-by-hop, routing and destination options are
 	 * (len + 1) * 8 bytes, AH (len + 2) * 4, a fragment header 8.
 	 */
-	em_bind(g->em, ipv6);
+	cgfw_em_bind(g->em, ipv6);
 	E(I_MOV64_IMM(R_NFPROTO, NFPROTO_IPV6));
 	load_bytes(g, -1, 6, S, 1);
-	em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, body);
+	cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, body);
 	E(I_LDX(BPF_B, BPF_REG_2, BPF_REG_10, S));
 	E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_2, S + 16));	/* nexthdr */
 	E(I_ST(BPF_DW, BPF_REG_10, S + 24, 40));		/* offset */
 	for (i = 0; i < IPV6_MAX_EXTHDRS; i++) {
-		int hdr = em_label(g->em), frag = em_label(g->em);
-		int ah = em_label(g->em), next = em_label(g->em);
+		int hdr = cgfw_em_label(g->em), frag = cgfw_em_label(g->em);
+		int ah = cgfw_em_label(g->em), next = cgfw_em_label(g->em);
 
 		E(I_LDX(BPF_DW, BPF_REG_2, BPF_REG_10, S + 16));
 		jmp_if_exthdr(g, BPF_REG_2, hdr);
-		em_goto(g->em, v6_done);	/* not an extension header */
+		cgfw_em_goto(g->em, v6_done);	/* not an extension header */
 
 		/* its first 4 bytes at S; r4 = its length */
-		em_bind(g->em, hdr);
+		cgfw_em_bind(g->em, hdr);
 		E(I_LDX(BPF_DW, BPF_REG_2, BPF_REG_10, S + 24));
 		load_bytes(g, BPF_REG_2, 0, S, 4);
-		em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, v6_unspec);
+		cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, v6_unspec);
 		E(I_LDX(BPF_DW, BPF_REG_2, BPF_REG_10, S + 16));
-		em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, 51, ah);
-		em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, 44, frag);
+		cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, 51, ah);
+		cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, 44, frag);
 		E(I_LDX(BPF_B, BPF_REG_4, BPF_REG_10, S + 1));
 		E(I_ALU64_IMM(BPF_ADD, BPF_REG_4, 1));
 		E(I_ALU64_IMM(BPF_LSH, BPF_REG_4, 3));
-		em_goto(g->em, next);
+		cgfw_em_goto(g->em, next);
 
-		em_bind(g->em, ah);
+		cgfw_em_bind(g->em, ah);
 		E(I_LDX(BPF_B, BPF_REG_4, BPF_REG_10, S + 1));
 		E(I_ALU64_IMM(BPF_ADD, BPF_REG_4, 2));
 		E(I_ALU64_IMM(BPF_LSH, BPF_REG_4, 2));
-		em_goto(g->em, next);
+		cgfw_em_goto(g->em, next);
 
-		em_bind(g->em, frag);
+		cgfw_em_bind(g->em, frag);
 		E(I_LDX(BPF_H, BPF_REG_3, BPF_REG_10, S + 2));
 		E(I_BE(BPF_REG_3, 16));
 		E(I_ALU64_IMM(BPF_AND, BPF_REG_3, 0xfff8));
 		E(I_MOV64_IMM(BPF_REG_4, 8));
-		em_jmp_imm(g->em, BPF_JEQ, BPF_REG_3, 0, next);
+		cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_3, 0, next);
 		/*
 		 * A later fragment: the protocol after it, if that is not
 		 * an extension header, and no transport header.
@@ -474,9 +474,9 @@ static void gen_prologue(struct cg *g)
 		E(I_LDX(BPF_B, BPF_REG_2, BPF_REG_10, S));
 		jmp_if_exthdr(g, BPF_REG_2, v6_unspec);
 		E(I_MOV64_REG(R_L4PROTO, BPF_REG_2));
-		em_goto(g->em, body);
+		cgfw_em_goto(g->em, body);
 
-		em_bind(g->em, next);
+		cgfw_em_bind(g->em, next);
 		E(I_LDX(BPF_B, BPF_REG_2, BPF_REG_10, S));
 		E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_2, S + 16));
 		E(I_LDX(BPF_DW, BPF_REG_3, BPF_REG_10, S + 24));
@@ -484,16 +484,16 @@ static void gen_prologue(struct cg *g)
 		E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_3, S + 24));
 	}
 	/* more extension headers than walked: treated as unknown */
-	em_goto(g->em, v6_unspec);
+	cgfw_em_goto(g->em, v6_unspec);
 
-	em_bind(g->em, v6_done);
+	cgfw_em_bind(g->em, v6_done);
 	E(I_LDX(BPF_DW, R_L4PROTO, BPF_REG_10, S + 16));
 	E(I_LDX(BPF_DW, R_THOFF, BPF_REG_10, S + 24));
-	em_goto(g->em, body);
-	em_bind(g->em, v6_unspec);
+	cgfw_em_goto(g->em, body);
+	cgfw_em_bind(g->em, v6_unspec);
 	E(I_MOV64_IMM(R_L4PROTO, -1));
 	E(I_MOV64_IMM(R_THOFF, -1));
-	em_bind(g->em, body);
+	cgfw_em_bind(g->em, body);
 
 	/*
 	 * Every path above ends here with its own known values, and the
@@ -534,7 +534,7 @@ static void gen_payload_helper(struct cg *g, bool th, uint32_t off,
 			       uint32_t len, int dst, int brk)
 {
 	load_bytes(g, th ? R_THOFF : -1, off, dst, len);
-	em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, brk);
+	cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, brk);
 }
 
 /*
@@ -544,14 +544,14 @@ static void gen_payload_helper(struct cg *g, bool th, uint32_t off,
 static void gen_payload_direct(struct cg *g, bool th, uint32_t off,
 			       uint32_t len, int dst, int brk)
 {
-	int slow = em_label(g->em), done = em_label(g->em);
+	int slow = cgfw_em_label(g->em), done = cgfw_em_label(g->em);
 	static const int size[17] = { [1] = BPF_B, [2] = BPF_H, [4] = BPF_W,
 				      [16] = BPF_W };
 	uint32_t i;
 
 	/* the verifier wants the offset bounded well below 64k */
 	if (th)
-		em_jmp_imm(g->em, BPF_JGT, R_THOFF, 0x7fff, slow);
+		cgfw_em_jmp_imm(g->em, BPF_JGT, R_THOFF, 0x7fff, slow);
 	E(I_LDX(BPF_W, BPF_REG_2, R_CTX, offsetof(struct __sk_buff, data)));
 	E(I_LDX(BPF_W, BPF_REG_3, R_CTX,
 		offsetof(struct __sk_buff, data_end)));
@@ -561,15 +561,15 @@ static void gen_payload_direct(struct cg *g, bool th, uint32_t off,
 		E(I_ALU64_IMM(BPF_ADD, BPF_REG_2, off));
 	E(I_MOV64_REG(BPF_REG_4, BPF_REG_2));
 	E(I_ALU64_IMM(BPF_ADD, BPF_REG_4, len));
-	em_jmp_reg(g->em, BPF_JGT, BPF_REG_4, BPF_REG_3, slow);
+	cgfw_em_jmp_reg(g->em, BPF_JGT, BPF_REG_4, BPF_REG_3, slow);
 	for (i = 0; i < len; i += len < 4 ? len : 4) {
 		E(I_LDX(size[len], BPF_REG_1, BPF_REG_2, i));
 		E(I_STX(size[len], BPF_REG_10, BPF_REG_1, dst + i));
 	}
-	em_goto(g->em, done);
-	em_bind(g->em, slow);
+	cgfw_em_goto(g->em, done);
+	cgfw_em_bind(g->em, slow);
 	gen_payload_helper(g, th, off, len, dst, brk);
-	em_bind(g->em, done);
+	cgfw_em_bind(g->em, done);
 }
 
 static void gen_payload(struct cg *g, struct nftnl_expr *e, int brk)
@@ -595,7 +595,7 @@ static void gen_payload(struct cg *g, struct nftnl_expr *e, int brk)
 	if (len % 4)	/* nft zeroes the last, partial word */
 		E(I_ST(BPF_W, BPF_REG_10, dst + len / 4 * 4, 0));
 	if (base == NFT_PAYLOAD_TRANSPORT_HEADER)
-		em_jmp_imm(g->em, BPF_JSLT, R_THOFF, 0, brk);	/* none */
+		cgfw_em_jmp_imm(g->em, BPF_JSLT, R_THOFF, 0, brk);	/* none */
 	if (len == 1 || len == 2 || len == 4 || len == 16)
 		gen_payload_direct(g, base == NFT_PAYLOAD_TRANSPORT_HEADER,
 				   off, len, dst, brk);
@@ -656,7 +656,7 @@ static void gen_meta(struct cg *g, struct nftnl_expr *e, int brk)
 		E(I_STX(BPF_W, BPF_REG_10, R_NFPROTO, off));
 		return;
 	case NFT_META_L4PROTO:
-		em_jmp_imm(g->em, BPF_JSLT, R_L4PROTO, 0, brk);
+		cgfw_em_jmp_imm(g->em, BPF_JSLT, R_L4PROTO, 0, brk);
 		E(I_STX(BPF_W, BPF_REG_10, R_L4PROTO, off));
 		return;
 	case NFT_META_SKUID:
@@ -689,7 +689,7 @@ static void gen_socket(struct cg *g, struct nftnl_expr *e, int brk)
 	E(I_MOV64_IMM(BPF_REG_2,
 		      nftnl_expr_get_u32(e, NFTNL_EXPR_SOCKET_LEVEL)));
 	E(I_CALL(BPF_FUNC_skb_ancestor_cgroup_id));
-	em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, brk);	/* no such level */
+	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, brk);	/* no such level */
 	E(I_STX(BPF_W, BPF_REG_10, BPF_REG_0, off));
 	E(I_ALU64_IMM(BPF_RSH, BPF_REG_0, 32));
 	E(I_STX(BPF_W, BPF_REG_10, BPF_REG_0, off + 4));
@@ -755,10 +755,10 @@ static void gen_cmp(struct cg *g, struct nftnl_expr *e, int brk)
 		gen_equal(g, off, data, len, brk);
 		return;
 	case NFT_CMP_NEQ:
-		match = em_label(g->em);
+		match = cgfw_em_label(g->em);
 		gen_equal(g, off, data, len, match);
-		em_goto(g->em, brk);
-		em_bind(g->em, match);
+		cgfw_em_goto(g->em, brk);
+		cgfw_em_bind(g->em, match);
 		return;
 	}
 	if (len > 8) {
@@ -792,7 +792,7 @@ static void gen_range(struct cg *g, struct nftnl_expr *e, int brk)
 	const uint8_t *to = attr_data(e, NFTNL_EXPR_RANGE_TO_DATA, &tlen);
 	int off = reg_off(g, nftnl_expr_get_u32(e, NFTNL_EXPR_RANGE_SREG),
 			  flen);
-	int out = op == NFT_RANGE_EQ ? brk : em_label(g->em);
+	int out = op == NFT_RANGE_EQ ? brk : cgfw_em_label(g->em);
 
 	if (!off)
 		return;
@@ -804,8 +804,8 @@ static void gen_range(struct cg *g, struct nftnl_expr *e, int brk)
 	jmp_u64(g, BPF_JLT, BPF_REG_1, be_value(from, flen), out);
 	jmp_u64(g, BPF_JGT, BPF_REG_1, be_value(to, flen), out);
 	if (op == NFT_RANGE_NEQ) {	/* inside the range: no match */
-		em_goto(g->em, brk);
-		em_bind(g->em, out);
+		cgfw_em_goto(g->em, brk);
+		cgfw_em_bind(g->em, out);
 	}
 }
 
@@ -939,21 +939,21 @@ static void gen_verdict(struct cg *g, int32_t verdict, const char *chain,
 
 	switch (verdict) {
 	case NF_ACCEPT:
-		em_goto(g->em, accept);
+		cgfw_em_goto(g->em, accept);
 		return;
 	case NF_DROP:
 		E(I_MOV64_IMM(BPF_REG_0, 0));
 		E(I_EXIT());
 		return;
 	case NFT_CONTINUE:
-		em_goto(g->em, next);
+		cgfw_em_goto(g->em, next);
 		return;
 	case NFT_RETURN:
-		em_goto(g->em, ret);
+		cgfw_em_goto(g->em, ret);
 		return;
 	case NFT_JUMP:
 	case NFT_GOTO:
-		target = chain ? ir_find_chain(g->bt->table, chain) : NULL;
+		target = chain ? cgfw_ir_find_chain(g->bt->table, chain) : NULL;
 		if (!target || target->base) {
 			refuse(g, "jump to chain '%s'", chain ? chain : "?");
 			return;
@@ -963,7 +963,7 @@ static void gen_verdict(struct cg *g, int32_t verdict, const char *chain,
 			return;
 		}
 		g->depth++;
-		em_note(g->em, "%s %s", verdict == NFT_JUMP ? "jump" : "goto",
+		cgfw_em_note(g->em, "%s %s", verdict == NFT_JUMP ? "jump" : "goto",
 			chain);
 		/* jump: back to the next rule; goto: to our caller */
 		gen_chain(g, target, verdict == NFT_JUMP ? next : ret, accept);
@@ -1012,22 +1012,22 @@ static void gen_dispatch(struct cg *g, const int32_t *v, uint32_t stride,
 	}
 	qsort(cases, n_cases, sizeof(*cases), cmp_case);
 	for (i = 0; i < n_cases; i++) {
-		int other = em_label(g->em);
+		int other = cgfw_em_label(g->em);
 
 		/* r1, r2 do not survive calls: reload them */
 		E(I_LDX(BPF_W, BPF_REG_1, BPF_REG_10, STK_SCRATCH + 32));
 		E(I_LDX(BPF_W, BPF_REG_2, BPF_REG_10, STK_SCRATCH + 36));
-		em_jmp32_imm(g->em, BPF_JNE, BPF_REG_1, cases[i][0], other);
-		em_jmp32_imm(g->em, BPF_JNE, BPF_REG_2, cases[i][1], other);
+		cgfw_em_jmp32_imm(g->em, BPF_JNE, BPF_REG_1, cases[i][0], other);
+		cgfw_em_jmp32_imm(g->em, BPF_JNE, BPF_REG_2, cases[i][1], other);
 		gen_verdict(g, cases[i][0],
 			    cases[i][0] == NFT_JUMP || cases[i][0] == NFT_GOTO ?
 			    chain_by_index(g, cases[i][1])->name : NULL,
 			    brk, ret, accept);
-		em_goto(g->em, brk);
-		em_bind(g->em, other);
+		cgfw_em_goto(g->em, brk);
+		cgfw_em_bind(g->em, other);
 	}
 	free(cases);
-	em_goto(g->em, brk);
+	cgfw_em_goto(g->em, brk);
 }
 
 static void gen_lookup(struct cg *g, struct nftnl_expr *e, int brk, int ret,
@@ -1053,19 +1053,19 @@ static void gen_lookup(struct cg *g, struct nftnl_expr *e, int brk, int ret,
 	if (!key)
 		return;
 	if (m->inline_only) {
-		int found = em_label(g->em);
+		int found = cgfw_em_label(g->em);
 
 		for (n = 0; n < m->n_elems; n++) {
-			int other = em_label(g->em);
+			int other = cgfw_em_label(g->em);
 
 			gen_equal(g, key, (uint8_t *)m->keys + n * m->key_size,
 				  m->key_size, other);
-			em_goto(g->em, flags & NFT_LOOKUP_F_INV ? brk : found);
-			em_bind(g->em, other);
+			cgfw_em_goto(g->em, flags & NFT_LOOKUP_F_INV ? brk : found);
+			cgfw_em_bind(g->em, other);
 		}
 		if (!(flags & NFT_LOOKUP_F_INV)) {
-			em_goto(g->em, brk);	/* none of them */
-			em_bind(g->em, found);
+			cgfw_em_goto(g->em, brk);	/* none of them */
+			cgfw_em_bind(g->em, found);
 		}
 		return;
 	}
@@ -1081,10 +1081,10 @@ static void gen_lookup(struct cg *g, struct nftnl_expr *e, int brk, int ret,
 	}
 	map_lookup(g, idx, key);
 	if (flags & NFT_LOOKUP_F_INV) {
-		em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, brk);
+		cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, brk);
 		return;
 	}
-	em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, brk);
+	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, brk);
 	if (dreg < 0)
 		return;
 	if (dreg == NFT_REG_VERDICT) {
@@ -1164,7 +1164,7 @@ static void gen_rule(struct cg *g, const struct ir_rule *r, int ret,
 		     int accept)
 {
 	struct nftnl_expr_iter *it = nftnl_expr_iter_create(r->nl);
-	int next = em_label(g->em);
+	int next = cgfw_em_label(g->em);
 	struct nftnl_expr *e;
 
 	if (!it) {
@@ -1173,14 +1173,14 @@ static void gen_rule(struct cg *g, const struct ir_rule *r, int ret,
 	}
 	g->rule = r;
 	if (r->loc.line)
-		em_note(g->em, "chain %s, rule at %s:%u", g->chain->name,
+		cgfw_em_note(g->em, "chain %s, rule at %s:%u", g->chain->name,
 			g->rs->src.name, r->loc.line);
 	else
-		em_note(g->em, "chain %s, a rule", g->chain->name);
+		cgfw_em_note(g->em, "chain %s, a rule", g->chain->name);
 	while (!g->err && !g->em->err && (e = nftnl_expr_iter_next(it)))
 		gen_expr(g, e, next, ret, accept);
 	nftnl_expr_iter_destroy(it);
-	em_bind(g->em, next);
+	cgfw_em_bind(g->em, next);
 }
 
 /* ---- runs of rules that differ in one constant ---- */
@@ -1304,7 +1304,7 @@ static void gen_run(struct cg *g, const struct ir_rule **rules, size_t n,
 		    int ret, int accept)
 {
 	struct shape *s = calloc(1, sizeof(*s)), *t = calloc(1, sizeof(*t));
-	int next = em_label(g->em), key, base = 0;
+	int next = cgfw_em_label(g->em), key, base = 0;
 	struct run_key *order = NULL;
 	struct bpf_map_spec *m;
 	int32_t value[3];
@@ -1317,7 +1317,7 @@ static void gen_run(struct cg *g, const struct ir_rule **rules, size_t n,
 	}
 	shape_of(rules[0], s);
 	g->rule = rules[0];
-	em_note(g->em, "chain %s, rules at %s:%u-%u: %zu rules, one lookup",
+	cgfw_em_note(g->em, "chain %s, rules at %s:%u-%u: %zu rules, one lookup",
 		g->chain->name, g->rs->src.name, rules[0]->loc.line,
 		rules[n - 1]->loc.line, n);
 	for (i = 0; i < (size_t)s->key; i++)
@@ -1389,7 +1389,7 @@ static void gen_run(struct cg *g, const struct ir_rule **rules, size_t n,
 	if (!key)
 		goto out;
 	map_lookup(g, idx, key);
-	em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, next);
+	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, next);
 	E(I_LDX(BPF_W, BPF_REG_1, BPF_REG_0, 0));
 	E(I_STX(BPF_W, BPF_REG_10, BPF_REG_1, STK_SCRATCH + 32));
 	E(I_LDX(BPF_W, BPF_REG_1, BPF_REG_0, 4));
@@ -1398,7 +1398,7 @@ static void gen_run(struct cg *g, const struct ir_rule **rules, size_t n,
 	E(I_STX(BPF_W, BPF_REG_10, BPF_REG_1, STK_SCRATCH + 40));
 	if (s->counter) {
 		/* rule i counts in slot base + i */
-		int skip = em_label(g->em);
+		int skip = cgfw_em_label(g->em);
 
 		for (i = 0; i < n; i++) {
 			g->rule = rules[i];
@@ -1410,7 +1410,7 @@ static void gen_run(struct cg *g, const struct ir_rule **rules, size_t n,
 		E(I_ALU64_IMM(BPF_ADD, BPF_REG_1, base));
 		E(I_STX(BPF_W, BPF_REG_10, BPF_REG_1, STK_SCRATCH));
 		map_lookup(g, g->p->counters_map, STK_SCRATCH);
-		em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, skip);
+		cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, skip);
 		E(I_LDX(BPF_DW, BPF_REG_1, BPF_REG_0, 0));
 		E(I_ALU64_IMM(BPF_ADD, BPF_REG_1, 1));
 		E(I_STX(BPF_DW, BPF_REG_0, BPF_REG_1, 0));
@@ -1418,12 +1418,12 @@ static void gen_run(struct cg *g, const struct ir_rule **rules, size_t n,
 		E(I_LDX(BPF_W, BPF_REG_2, R_CTX, offsetof(struct __sk_buff, len)));
 		E(I_ALU64_REG(BPF_ADD, BPF_REG_1, BPF_REG_2));
 		E(I_STX(BPF_DW, BPF_REG_0, BPF_REG_1, 8));
-		em_bind(g->em, skip);
+		cgfw_em_bind(g->em, skip);
 	}
 	g->rule = rules[0];
 	m = &g->bt->maps[idx];
 	gen_dispatch(g, m->values, 3, m->n_elems, next, ret, accept);
-	em_bind(g->em, next);
+	cgfw_em_bind(g->em, next);
 out:
 	free(order);
 	free(s);
@@ -1482,27 +1482,27 @@ static void gen_chain(struct cg *g, const struct ir_chain *c, int ret,
 	}
 	g->chain = c;
 	free(rules);
-	em_goto(g->em, ret);
+	cgfw_em_goto(g->em, ret);
 }
 
 static void gen_base_chain(struct cg *g, const struct ir_chain *c)
 {
-	int policy = em_label(g->em), end = em_label(g->em);
+	int policy = cgfw_em_label(g->em), end = cgfw_em_label(g->em);
 
-	em_note(g->em, "chain %s: hook %s cgroup \"%s\" priority %d", c->name,
+	cgfw_em_note(g->em, "chain %s: hook %s cgroup \"%s\" priority %d", c->name,
 		cgfw_dir_str(c->dir), c->cgroup.path, c->priority);
 	gen_chain(g, c, policy, end);
-	em_bind(g->em, policy);
+	cgfw_em_bind(g->em, policy);
 	g->chain = c;
 	g->rule = NULL;
-	em_note(g->em, "chain %s: policy %s", c->name,
+	cgfw_em_note(g->em, "chain %s: policy %s", c->name,
 		c->policy == NF_DROP ? "drop" : "accept");
 	gen_count(g, NULL);
 	if (c->policy == NF_DROP) {
 		E(I_MOV64_IMM(BPF_REG_0, 0));
 		E(I_EXIT());
 	}
-	em_bind(g->em, end);
+	cgfw_em_bind(g->em, end);
 }
 
 int cgfw_bpf_generate(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
@@ -1513,15 +1513,15 @@ int cgfw_bpf_generate(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 	}, *g = &state;
 	size_t i, n_maps;
 
-	em_init(&p->em);
+	cgfw_em_init(&p->em);
 	/* what the program enforces is described by a map it carries */
-	em_note(&p->em, "the table's description (bpf/desc.h)");
-	em_ld_imm64(&p->em, BPF_REG_0, BPF_PSEUDO_MAP_FD,
+	cgfw_em_note(&p->em, "the table's description (bpf/desc.h)");
+	cgfw_em_ld_imm64(&p->em, BPF_REG_0, BPF_PSEUDO_MAP_FD,
 		    MAP_IDX_BIAS + bt->desc_map);
 	gen_prologue(g);
 	for (i = 0; i < p->n_chains && !g->err; i++)
 		gen_base_chain(g, p->chains[i]);
-	em_note(&p->em, "every chain let the packet pass");
+	cgfw_em_note(&p->em, "every chain let the packet pass");
 	E(I_MOV64_IMM(BPF_REG_0, 1));
 	E(I_EXIT());
 	if (g->err)
@@ -1529,13 +1529,13 @@ int cgfw_bpf_generate(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 	for (i = 0, n_maps = 0; i < bt->n_maps; i++)
 		n_maps += !bt->maps[i].inline_only;
 	if (n_maps > MAX_MAPS) {
-		ctx_err_at(ctx, &rs->src, &bt->table->loc,
+		cgfw_err_at(ctx, &rs->src, &bt->table->loc,
 			   "table '%s' needs %zu BPF maps (its sets, counters, quotas), more than the %d one program may use; merge sets, or use the nft backend",
 			   bt->table->name, n_maps, MAX_MAPS);
 		return -E2BIG;
 	}
-	if (em_finish(&p->em)) {
-		ctx_err_at(ctx, &rs->src, &bt->table->loc,
+	if (cgfw_em_finish(&p->em)) {
+		cgfw_err_at(ctx, &rs->src, &bt->table->loc,
 			   "the program for table '%s' is too large for BPF (%zu instructions, or a jump too far); use sets or the nft backend",
 			   bt->table->name, p->em.n);
 		return p->em.err;

@@ -56,9 +56,9 @@ static void put(struct strbuf *sb, uint16_t type, const void *data,
 			    .nla_type = type };
 	static const char zero[MNL_ALIGNTO];
 
-	sb_addn(sb, (const char *)&a, sizeof(a));
-	sb_addn(sb, data, len);
-	sb_addn(sb, zero, MNL_ALIGN(len) - len);
+	cgfw_sb_addn(sb, (const char *)&a, sizeof(a));
+	cgfw_sb_addn(sb, data, len);
+	cgfw_sb_addn(sb, zero, MNL_ALIGN(len) - len);
 }
 
 static void put_u32(struct strbuf *sb, uint16_t type, uint32_t v)
@@ -98,7 +98,7 @@ static void nest_end(struct strbuf *sb, size_t at)
 		a->nla_len = sb->len - at;
 }
 
-void desc_put_header(struct strbuf *sb, uint64_t gen, uint32_t with_nft,
+void cgfw_desc_put_header(struct strbuf *sb, uint64_t gen, uint32_t with_nft,
 		     const char *table)
 {
 	put_u32(sb, DESC_FORMAT, CGFW_DESC_FORMAT);
@@ -107,7 +107,7 @@ void desc_put_header(struct strbuf *sb, uint64_t gen, uint32_t with_nft,
 	put_str(sb, DESC_TABLE, table);
 }
 
-void desc_put_chain(struct strbuf *sb, const struct desc_chain *c)
+void cgfw_desc_put_chain(struct strbuf *sb, const struct desc_chain *c)
 {
 	size_t n = nest_start(sb, DESC_CHAIN);
 
@@ -123,7 +123,7 @@ void desc_put_chain(struct strbuf *sb, const struct desc_chain *c)
 	nest_end(sb, n);
 }
 
-void desc_put_rule(struct strbuf *sb, const struct desc_rule *r)
+void cgfw_desc_put_rule(struct strbuf *sb, const struct desc_rule *r)
 {
 	size_t n = nest_start(sb, DESC_RULE);
 	/* a rule's text is below 64 KiB: the rewrite's statements are */
@@ -137,7 +137,7 @@ void desc_put_rule(struct strbuf *sb, const struct desc_rule *r)
 	nest_end(sb, n);
 }
 
-void desc_put_set(struct strbuf *sb, const struct desc_set *s)
+void cgfw_desc_put_set(struct strbuf *sb, const struct desc_set *s)
 {
 	size_t n = nest_start(sb, DESC_SET);
 
@@ -147,7 +147,7 @@ void desc_put_set(struct strbuf *sb, const struct desc_set *s)
 	nest_end(sb, n);
 }
 
-void desc_put_prog(struct strbuf *sb, const struct desc_prog *p)
+void cgfw_desc_put_prog(struct strbuf *sb, const struct desc_prog *p)
 {
 	size_t n = nest_start(sb, DESC_PROG);
 
@@ -157,7 +157,7 @@ void desc_put_prog(struct strbuf *sb, const struct desc_prog *p)
 	nest_end(sb, n);
 }
 
-void desc_put_slot(struct strbuf *sb, const struct desc_slot *s)
+void cgfw_desc_put_slot(struct strbuf *sb, const struct desc_slot *s)
 {
 	size_t n = nest_start(sb, DESC_SLOT);
 
@@ -168,7 +168,7 @@ void desc_put_slot(struct strbuf *sb, const struct desc_slot *s)
 	nest_end(sb, n);
 }
 
-void desc_put_quota(struct strbuf *sb, const struct desc_quota *q)
+void cgfw_desc_put_quota(struct strbuf *sb, const struct desc_quota *q)
 {
 	size_t n = nest_start(sb, DESC_QUOTA);
 
@@ -362,7 +362,7 @@ static int parse_quota(const struct nlattr *a, struct desc *d)
 	return 0;
 }
 
-int desc_parse(const void *buf, size_t len, struct desc *d)
+int cgfw_desc_parse(const void *buf, size_t len, struct desc *d)
 {
 	const struct nlattr *attr, *a;
 	struct attrs top;
@@ -411,11 +411,11 @@ int desc_parse(const void *buf, size_t len, struct desc *d)
 		     !get_u64(&top, DESC_GEN, &d->gen)))
 		ret = -EINVAL;
 	if (ret)
-		desc_release(d);
+		cgfw_desc_release(d);
 	return ret;
 }
 
-void desc_release(struct desc *d)
+void cgfw_desc_release(struct desc *d)
 {
 	size_t i;
 
@@ -441,7 +441,7 @@ void desc_release(struct desc *d)
 
 /* ---- the map ---- */
 
-void desc_map_size(size_t len, uint32_t *value_size, uint32_t *entries)
+void cgfw_desc_map_size(size_t len, uint32_t *value_size, uint32_t *entries)
 {
 	size_t all = sizeof(struct desc_head) + len;
 
@@ -449,7 +449,7 @@ void desc_map_size(size_t len, uint32_t *value_size, uint32_t *entries)
 	*entries = (all + *value_size - 1) / *value_size;
 }
 
-int desc_store(int fd, const struct strbuf *sb)
+int cgfw_desc_store(int fd, const struct strbuf *sb)
 {
 	struct desc_head h = { .magic = DESC_MAGIC, .len = sb->len };
 	uint32_t value_size, entries, i;
@@ -457,7 +457,7 @@ int desc_store(int fd, const struct strbuf *sb)
 	char *v;
 	int ret = 0;
 
-	desc_map_size(sb->len, &value_size, &entries);
+	cgfw_desc_map_size(sb->len, &value_size, &entries);
 	v = malloc(value_size);
 	if (!v)
 		return -ENOMEM;
@@ -480,7 +480,7 @@ int desc_store(int fd, const struct strbuf *sb)
 	return ret ? : bpf_map_freeze(fd);
 }
 
-int desc_load(int fd, struct desc *d)
+int cgfw_desc_load(int fd, struct desc *d)
 {
 	struct bpf_map_info info = { 0 };
 	uint32_t ilen = sizeof(info), i;
@@ -523,7 +523,7 @@ int desc_load(int fd, struct desc *d)
 	if (!ret && (!all || at != h.len))
 		ret = -EINVAL;
 	if (!ret)
-		ret = desc_parse(all, at, d);
+		ret = cgfw_desc_parse(all, at, d);
 	free(v);
 	free(all);
 	return ret;

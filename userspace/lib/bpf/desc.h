@@ -83,24 +83,24 @@ struct desc {
 };
 
 /* Writing: records appended to a buffer (bpf/desc.c). */
-void desc_put_header(struct strbuf *sb, uint64_t gen, uint32_t with_nft,
+void cgfw_desc_put_header(struct strbuf *sb, uint64_t gen, uint32_t with_nft,
 		     const char *table);
-void desc_put_chain(struct strbuf *sb, const struct desc_chain *c);
-void desc_put_rule(struct strbuf *sb, const struct desc_rule *r);
-void desc_put_set(struct strbuf *sb, const struct desc_set *s);
-void desc_put_prog(struct strbuf *sb, const struct desc_prog *p);
-void desc_put_slot(struct strbuf *sb, const struct desc_slot *s);
-void desc_put_quota(struct strbuf *sb, const struct desc_quota *q);
+void cgfw_desc_put_chain(struct strbuf *sb, const struct desc_chain *c);
+void cgfw_desc_put_rule(struct strbuf *sb, const struct desc_rule *r);
+void cgfw_desc_put_set(struct strbuf *sb, const struct desc_set *s);
+void cgfw_desc_put_prog(struct strbuf *sb, const struct desc_prog *p);
+void cgfw_desc_put_slot(struct strbuf *sb, const struct desc_slot *s);
+void cgfw_desc_put_quota(struct strbuf *sb, const struct desc_quota *q);
 
 /* Reading: -EINVAL if it is not a description this cgfw can read. */
-int desc_parse(const void *buf, size_t len, struct desc *d);
-void desc_release(struct desc *d);
+int cgfw_desc_parse(const void *buf, size_t len, struct desc *d);
+void cgfw_desc_release(struct desc *d);
 
 /* The map that holds it: value size and entries for @len bytes. */
-void desc_map_size(size_t len, uint32_t *value_size, uint32_t *entries);
-/* Write @sb into the map @fd (sized by desc_map_size()), and freeze it. */
-int desc_store(int fd, const struct strbuf *sb);
+void cgfw_desc_map_size(size_t len, uint32_t *value_size, uint32_t *entries);
+/* Write @sb into the map @fd (sized by cgfw_desc_map_size()), and freeze it. */
+int cgfw_desc_store(int fd, const struct strbuf *sb);
 /* Read the description in map @fd. */
-int desc_load(int fd, struct desc *d);
+int cgfw_desc_load(int fd, struct desc *d);
 
 #endif /* CGFW_BPF_DESC_H */

@@ -8,12 +8,12 @@
 /* The verifier's limit for one program. */
 #define EM_MAX_INSNS 1000000
 
-void em_init(struct emitter *em)
+void cgfw_em_init(struct emitter *em)
 {
 	memset(em, 0, sizeof(*em));
 }
 
-void em_release(struct emitter *em)
+void cgfw_em_release(struct emitter *em)
 {
 	size_t i;
 
@@ -42,7 +42,7 @@ static int grow(void **arr, size_t *cap, size_t n, size_t size)
 	return 0;
 }
 
-void em_emit(struct emitter *em, struct bpf_insn insn)
+void cgfw_em_emit(struct emitter *em, struct bpf_insn insn)
 {
 	if (em->err)
 		return;
@@ -55,15 +55,15 @@ void em_emit(struct emitter *em, struct bpf_insn insn)
 		em->insns[em->n++] = insn;
 }
 
-void em_ld_imm64(struct emitter *em, int dst, int src_reg, uint64_t imm)
+void cgfw_em_ld_imm64(struct emitter *em, int dst, int src_reg, uint64_t imm)
 {
-	em_emit(em, (struct bpf_insn){ .code = BPF_LD | BPF_DW | BPF_IMM,
+	cgfw_em_emit(em, (struct bpf_insn){ .code = BPF_LD | BPF_DW | BPF_IMM,
 				       .dst_reg = dst, .src_reg = src_reg,
 				       .imm = (uint32_t)imm });
-	em_emit(em, (struct bpf_insn){ .imm = (uint32_t)(imm >> 32) });
+	cgfw_em_emit(em, (struct bpf_insn){ .imm = (uint32_t)(imm >> 32) });
 }
 
-int em_label(struct emitter *em)
+int cgfw_em_label(struct emitter *em)
 {
 	if (em->err)
 		return 0;
@@ -75,7 +75,7 @@ int em_label(struct emitter *em)
 	return em->n_labels++;
 }
 
-void em_bind(struct emitter *em, int label)
+void cgfw_em_bind(struct emitter *em, int label)
 {
 	if (!em->err)
 		em->labels[label] = em->n;
@@ -92,34 +92,34 @@ static void add_fixup(struct emitter *em, int label)
 			(struct em_fixup){ .insn = em->n, .label = label };
 }
 
-void em_jmp_imm(struct emitter *em, int op, int dst, int32_t imm, int label)
+void cgfw_em_jmp_imm(struct emitter *em, int op, int dst, int32_t imm, int label)
 {
 	add_fixup(em, label);
-	em_emit(em, (struct bpf_insn){ .code = BPF_JMP | BPF_OP(op) | BPF_K,
+	cgfw_em_emit(em, (struct bpf_insn){ .code = BPF_JMP | BPF_OP(op) | BPF_K,
 				       .dst_reg = dst, .imm = imm });
 }
 
-void em_jmp32_imm(struct emitter *em, int op, int dst, int32_t imm,
+void cgfw_em_jmp32_imm(struct emitter *em, int op, int dst, int32_t imm,
 		  int label)
 {
 	add_fixup(em, label);
-	em_emit(em, (struct bpf_insn){ .code = BPF_JMP32 | BPF_OP(op) | BPF_K,
+	cgfw_em_emit(em, (struct bpf_insn){ .code = BPF_JMP32 | BPF_OP(op) | BPF_K,
 				       .dst_reg = dst, .imm = imm });
 }
 
-void em_jmp_reg(struct emitter *em, int op, int dst, int src, int label)
+void cgfw_em_jmp_reg(struct emitter *em, int op, int dst, int src, int label)
 {
 	add_fixup(em, label);
-	em_emit(em, (struct bpf_insn){ .code = BPF_JMP | BPF_OP(op) | BPF_X,
+	cgfw_em_emit(em, (struct bpf_insn){ .code = BPF_JMP | BPF_OP(op) | BPF_X,
 				       .dst_reg = dst, .src_reg = src });
 }
 
-void em_goto(struct emitter *em, int label)
+void cgfw_em_goto(struct emitter *em, int label)
 {
-	em_jmp_imm(em, BPF_JA, 0, 0, label);
+	cgfw_em_jmp_imm(em, BPF_JA, 0, 0, label);
 }
 
-void em_note(struct emitter *em, const char *fmt, ...)
+void cgfw_em_note(struct emitter *em, const char *fmt, ...)
 {
 	struct strbuf sb;
 	va_list ap;
@@ -130,12 +130,12 @@ void em_note(struct emitter *em, const char *fmt, ...)
 		       sizeof(*em->notes));
 	if (em->err)
 		return;
-	sb_init(&sb);
+	cgfw_sb_init(&sb);
 	va_start(ap, fmt);
-	sb_vaddf(&sb, fmt, ap);
+	cgfw_sb_vaddf(&sb, fmt, ap);
 	va_end(ap);
 	em->notes[em->n_notes].insn = em->n;
-	em->notes[em->n_notes].text = sb_detach(&sb);
+	em->notes[em->n_notes].text = cgfw_sb_detach(&sb);
 	if (!em->notes[em->n_notes].text)
 		em->err = -ENOMEM;
 	else
@@ -224,7 +224,7 @@ out:
 	return ret;
 }
 
-int em_finish(struct emitter *em)
+int cgfw_em_finish(struct emitter *em)
 {
 	size_t i;
 	long off;
@@ -280,78 +280,78 @@ static void dump_insn(struct strbuf *sb, const struct bpf_insn *in, size_t i)
 	unsigned int cls = BPF_CLASS(in->code), op = BPF_OP(in->code) >> 4;
 	const char *sz = sizes[BPF_SIZE(in->code) >> 3];
 
-	sb_addf(sb, "%5zu: ", i);
+	cgfw_sb_addf(sb, "%5zu: ", i);
 	switch (cls) {
 	case BPF_ALU64:
 	case BPF_ALU:
 		if (BPF_OP(in->code) == BPF_END)
-			sb_addf(sb, "r%d = be%d r%d", in->dst_reg, in->imm,
+			cgfw_sb_addf(sb, "r%d = be%d r%d", in->dst_reg, in->imm,
 				in->dst_reg);
 		else if (BPF_SRC(in->code) == BPF_X)
-			sb_addf(sb, "%sr%d %s %sr%d", cls == BPF_ALU ? "w" : "",
+			cgfw_sb_addf(sb, "%sr%d %s %sr%d", cls == BPF_ALU ? "w" : "",
 				in->dst_reg, alu_ops[op],
 				cls == BPF_ALU ? "w" : "", in->src_reg);
 		else
-			sb_addf(sb, "%sr%d %s %d", cls == BPF_ALU ? "w" : "",
+			cgfw_sb_addf(sb, "%sr%d %s %d", cls == BPF_ALU ? "w" : "",
 				in->dst_reg, alu_ops[op], in->imm);
 		break;
 	case BPF_LDX:
-		sb_addf(sb, "r%d = *(%s *)(r%d %+d)", in->dst_reg, sz,
+		cgfw_sb_addf(sb, "r%d = *(%s *)(r%d %+d)", in->dst_reg, sz,
 			in->src_reg, in->off);
 		break;
 	case BPF_STX:
-		sb_addf(sb, "*(%s *)(r%d %+d) = r%d", sz, in->dst_reg, in->off,
+		cgfw_sb_addf(sb, "*(%s *)(r%d %+d) = r%d", sz, in->dst_reg, in->off,
 			in->src_reg);
 		break;
 	case BPF_ST:
-		sb_addf(sb, "*(%s *)(r%d %+d) = %d", sz, in->dst_reg, in->off,
+		cgfw_sb_addf(sb, "*(%s *)(r%d %+d) = %d", sz, in->dst_reg, in->off,
 			in->imm);
 		break;
 	case BPF_LD:
 		if (in->src_reg == BPF_PSEUDO_MAP_FD)
-			sb_addf(sb, "r%d = map[fd %d]", in->dst_reg, in->imm);
+			cgfw_sb_addf(sb, "r%d = map[fd %d]", in->dst_reg, in->imm);
 		else
-			sb_addf(sb, "r%d = 0x%llx ll", in->dst_reg,
+			cgfw_sb_addf(sb, "r%d = 0x%llx ll", in->dst_reg,
 				(unsigned long long)(uint32_t)in->imm |
 				((unsigned long long)(uint32_t)in[1].imm << 32));
 		break;
 	case BPF_JMP32:
 		if (BPF_OP(in->code) == BPF_JA)
-			sb_addf(sb, "gotol %+d <%zu>", in->imm,
+			cgfw_sb_addf(sb, "gotol %+d <%zu>", in->imm,
 				i + 1 + in->imm);
 		else
-			sb_addf(sb, "if w%d %s %d goto %+d <%zu>", in->dst_reg,
+			cgfw_sb_addf(sb, "if w%d %s %d goto %+d <%zu>", in->dst_reg,
 				jmp_ops[op], in->imm, in->off, i + 1 + in->off);
 		break;
 	case BPF_JMP:
 		if (BPF_OP(in->code) == BPF_CALL)
-			sb_addf(sb, "call %d", in->imm);
+			cgfw_sb_addf(sb, "call %d", in->imm);
 		else if (BPF_OP(in->code) == BPF_EXIT)
-			sb_adds(sb, "exit");
+			cgfw_sb_adds(sb, "exit");
 		else if (BPF_OP(in->code) == BPF_JA)
-			sb_addf(sb, "goto %+d <%zu>", in->off,
+			cgfw_sb_addf(sb, "goto %+d <%zu>", in->off,
 				i + 1 + in->off);
 		else if (BPF_SRC(in->code) == BPF_X)
-			sb_addf(sb, "if r%d %s r%d goto %+d <%zu>", in->dst_reg,
+			cgfw_sb_addf(sb, "if r%d %s r%d goto %+d <%zu>", in->dst_reg,
 				jmp_ops[op], in->src_reg, in->off,
 				i + 1 + in->off);
 		else
-			sb_addf(sb, "if r%d %s %d goto %+d <%zu>", in->dst_reg,
+			cgfw_sb_addf(sb, "if r%d %s %d goto %+d <%zu>", in->dst_reg,
 				jmp_ops[op], in->imm, in->off, i + 1 + in->off);
 		break;
 	default:
-		sb_addf(sb, "(code 0x%02x)", in->code);
+		cgfw_sb_addf(sb, "(code 0x%02x)", in->code);
 	}
-	sb_adds(sb, "\n");
+	cgfw_sb_adds(sb, "\n");
 }
 
-int em_dump(const struct emitter *em, struct strbuf *sb)
+int cgfw_em_dump(const struct emitter *em, struct strbuf *sb)
 {
 	size_t i, note = 0;
 
 	for (i = 0; i < em->n; i++) {
 		while (note < em->n_notes && em->notes[note].insn == i)
-			sb_addf(sb, "; %s\n", em->notes[note++].text);
+			cgfw_sb_addf(sb, "; %s\n", em->notes[note++].text);
 		/* the second half of a 64-bit load is not an instruction */
 		if (i && is_ld_imm64(&em->insns[i - 1]))
 			continue;

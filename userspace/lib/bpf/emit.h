@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <linux/bpf.h>
 
-#include "backend.h"
+#include "backend_ops.h"
 #include "front/ir.h"
 
 /* Instruction builders, in the style of the kernel's filter.h. */
@@ -79,24 +79,24 @@ struct emitter {
 	int err;		/* first error; later calls do nothing */
 };
 
-void em_init(struct emitter *em);
-void em_release(struct emitter *em);
-void em_emit(struct emitter *em, struct bpf_insn insn);
+void cgfw_em_init(struct emitter *em);
+void cgfw_em_release(struct emitter *em);
+void cgfw_em_emit(struct emitter *em, struct bpf_insn insn);
 /* A 64-bit immediate (two instructions); src_reg BPF_PSEUDO_MAP_FD: a map */
-void em_ld_imm64(struct emitter *em, int dst, int src_reg, uint64_t imm);
-int em_label(struct emitter *em);
-void em_bind(struct emitter *em, int label);
+void cgfw_em_ld_imm64(struct emitter *em, int dst, int src_reg, uint64_t imm);
+int cgfw_em_label(struct emitter *em);
+void cgfw_em_bind(struct emitter *em, int label);
 /* Conditional jump: if (dst OP imm) goto label; BPF_JA: always. */
-void em_jmp_imm(struct emitter *em, int op, int dst, int32_t imm, int label);
+void cgfw_em_jmp_imm(struct emitter *em, int op, int dst, int32_t imm, int label);
 /* The same on the low 32 bits: for values that are s32 in memory. */
-void em_jmp32_imm(struct emitter *em, int op, int dst, int32_t imm,
+void cgfw_em_jmp32_imm(struct emitter *em, int op, int dst, int32_t imm,
 		  int label);
-void em_jmp_reg(struct emitter *em, int op, int dst, int src, int label);
-void em_goto(struct emitter *em, int label);
-void em_note(struct emitter *em, const char *fmt, ...) __printf(2, 3);
+void cgfw_em_jmp_reg(struct emitter *em, int op, int dst, int src, int label);
+void cgfw_em_goto(struct emitter *em, int label);
+void cgfw_em_note(struct emitter *em, const char *fmt, ...) __printf(2, 3);
 /* Resolve every jump; -E2BIG if one does not fit in 16 bits. */
-int em_finish(struct emitter *em);
+int cgfw_em_finish(struct emitter *em);
 /* The program as annotated assembly, one instruction a line. */
-int em_dump(const struct emitter *em, struct strbuf *sb);
+int cgfw_em_dump(const struct emitter *em, struct strbuf *sb);
 
 #endif /* CGFW_BPF_EMIT_H */

@@ -57,14 +57,14 @@ int cgfw_bpf_ensure_root(struct cgfw_ctx *ctx)
 		mkdir(CGFW_BPFFS, 0700);
 		if (mount("bpf", CGFW_BPFFS, "bpf", 0, "mode=0700")) {
 			ret = -errno;
-			ctx_err(ctx, "no bpf file system at %s, and mounting one failed: %s; mount it (mount -t bpf bpf %s)",
+			cgfw_err(ctx, "no bpf file system at %s, and mounting one failed: %s; mount it (mount -t bpf bpf %s)",
 				CGFW_BPFFS, strerror(errno), CGFW_BPFFS);
 			return ret;
 		}
 	}
 	if (mkdir(CGFW_PIN_ROOT, 0700) && errno != EEXIST) {
 		ret = -errno;
-		ctx_err(ctx, "cannot make %s: %s", CGFW_PIN_ROOT,
+		cgfw_err(ctx, "cannot make %s: %s", CGFW_PIN_ROOT,
 			strerror(errno));
 		return ret;
 	}
@@ -106,13 +106,13 @@ int cgfw_bpf_stage(struct cgfw_ctx *ctx, const struct bpf_table *bt)
 	snprintf(next, sizeof(next), "%s/" NEXT, dir);
 	if (mkdir(dir, 0700) && errno != EEXIST) {
 		ret = -errno;
-		ctx_err(ctx, "cannot make %s: %s", dir, strerror(errno));
+		cgfw_err(ctx, "cannot make %s: %s", dir, strerror(errno));
 		return ret;
 	}
 	remove_tree(tmp);
 	if (mkdir(tmp, 0700)) {
 		ret = -errno;
-		ctx_err(ctx, "cannot make %s: %s", tmp, strerror(errno));
+		cgfw_err(ctx, "cannot make %s: %s", tmp, strerror(errno));
 		return ret;
 	}
 	for (i = 0; i < bt->n_progs; i++) {
@@ -121,7 +121,7 @@ int cgfw_bpf_stage(struct cgfw_ctx *ctx, const struct bpf_table *bt)
 		snprintf(path, sizeof(path), "%s/%s", tmp, key);
 		ret = bpf_obj_pin(p->fd, path);
 		if (ret) {
-			ctx_err(ctx, "cannot pin %s: %s", path, strerror(-ret));
+			cgfw_err(ctx, "cannot pin %s: %s", path, strerror(-ret));
 			remove_tree(tmp);
 			return ret;
 		}
@@ -129,7 +129,7 @@ int cgfw_bpf_stage(struct cgfw_ctx *ctx, const struct bpf_table *bt)
 	/* all or nothing: the generation appears whole */
 	if (rename(tmp, next)) {
 		ret = -errno;
-		ctx_err(ctx, "cannot make %s the next generation: %s", next,
+		cgfw_err(ctx, "cannot make %s the next generation: %s", next,
 			strerror(errno));
 		remove_tree(tmp);
 		return ret;
@@ -238,7 +238,7 @@ static int open_cgroup(struct cgfw_ctx *ctx, int prog, enum cgfw_dir dir,
 
 	ret = cgfw_bpf_prog_desc(prog, &d);
 	if (ret) {
-		ctx_err(ctx, "cannot read the description of a staged program: %s",
+		cgfw_err(ctx, "cannot read the description of a staged program: %s",
 			strerror(-ret));
 		return ret;
 	}
@@ -254,12 +254,12 @@ static int open_cgroup(struct cgfw_ctx *ctx, int prog, enum cgfw_dir dir,
 	}
 	if (fd < 0) {
 		ret = -errno;
-		ctx_err(ctx, "cannot attach to cgroup %s (id %" PRIu64 "): %s",
+		cgfw_err(ctx, "cannot attach to cgroup %s (id %" PRIu64 "): %s",
 			path ? path : "?", cgid,
 			ret == -ESTALE ? "it was removed, and another cgroup is at its path now" :
 			strerror(-ret));
 	}
-	desc_release(&d);
+	cgfw_desc_release(&d);
 	return fd < 0 ? -errno : fd;
 }
 
@@ -286,7 +286,7 @@ static int attach_one(struct cgfw_ctx *ctx, const char *dir,
 	snprintf(path, sizeof(path), "%s/" NEXT "/%s", dir, name);
 	prog = bpf_obj_get(path);
 	if (prog < 0) {
-		ctx_err(ctx, "cannot open %s: %s", path, strerror(-prog));
+		cgfw_err(ctx, "cannot open %s: %s", path, strerror(-prog));
 		return prog;
 	}
 	cgfw_bpf_key(sw->key, sizeof(sw->key), "link", d, cgid);
@@ -300,7 +300,7 @@ static int attach_one(struct cgfw_ctx *ctx, const char *dir,
 			sw->old_prog = old ? bpf_prog_get_fd_by_id(old) : -1;
 			ret = bpf_link_update(link, prog, NULL);
 			if (ret)
-				ctx_err(ctx, "cannot swap the program on cgroup id %llu: %s",
+				cgfw_err(ctx, "cannot swap the program on cgroup id %llu: %s",
 					cgid, strerror(-ret));
 		}
 		close(link);
@@ -318,14 +318,14 @@ static int attach_one(struct cgfw_ctx *ctx, const char *dir,
 	close(cg);
 	close(prog);
 	if (link < 0) {
-		ctx_err(ctx, "cannot attach to cgroup id %llu: %s", cgid,
+		cgfw_err(ctx, "cannot attach to cgroup id %llu: %s", cgid,
 			strerror(-link));
 		return link;
 	}
 	ret = bpf_obj_pin(link, path);
 	close(link);	/* the pin holds it now (or nothing does) */
 	if (ret)
-		ctx_err(ctx, "cannot pin %s: %s", path, strerror(-ret));
+		cgfw_err(ctx, "cannot pin %s: %s", path, strerror(-ret));
 	return ret;
 }
 
@@ -431,7 +431,7 @@ int cgfw_bpf_remove(struct cgfw_ctx *ctx, const char *name)
 		table_dir(dir, sizeof(dir), name);
 		ret = remove_tree(dir);
 		if (ret && ret != -ENOENT)
-			ctx_err(ctx, "cannot remove %s: %s", dir,
+			cgfw_err(ctx, "cannot remove %s: %s", dir,
 				strerror(-ret));
 		return ret;
 	}
@@ -444,7 +444,7 @@ int cgfw_bpf_remove(struct cgfw_ctx *ctx, const char *name)
 		table_dir(dir, sizeof(dir), de->d_name);
 		ret = remove_tree(dir);
 		if (ret)
-			ctx_err(ctx, "cannot remove %s: %s", dir,
+			cgfw_err(ctx, "cannot remove %s: %s", dir,
 				strerror(-ret));
 	}
 	closedir(d);
@@ -464,10 +464,10 @@ int cgfw_bpf_pin_progs(struct cgfw_ctx *ctx, const struct bpf_table *bt,
 			 bt->progs[i].cgroup->id);
 		ret = bpf_obj_pin(bt->progs[i].fd, path);
 		if (ret)
-			ctx_err(ctx, "cannot pin %s: %s (is %s on a bpf file system?)",
+			cgfw_err(ctx, "cannot pin %s: %s (is %s on a bpf file system?)",
 				path, strerror(-ret), dir);
 		else
-			sb_addf(pinned, "%s\n", path);
+			cgfw_sb_addf(pinned, "%s\n", path);
 	}
 	return ret;
 }

@@ -31,7 +31,7 @@ int cgfw_bpf_name_ok(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 		     const struct ir_table *t)
 {
 	if (strchr(t->name, '/') || strchr(t->name, '.') || t->name[0] == '_') {
-		ctx_err_at(ctx, &rs->src, &t->loc,
+		cgfw_err_at(ctx, &rs->src, &t->loc,
 			   "table name '%s' cannot name a directory in bpffs (no '/' or '.', and no '_' first); rename the table",
 			   t->name);
 		return -EINVAL;
@@ -61,7 +61,7 @@ static int load_btf(struct cgfw_ctx *ctx, const struct bpf_table *bt,
 			o.log_size = 65536;
 			o.log_level = 1;
 			bpf_btf_load(raw, len, &o);
-			ctx_err(ctx, "the kernel refused the BTF of a limit's state: %s; %s",
+			cgfw_err(ctx, "the kernel refused the BTF of a limit's state: %s; %s",
 				strerror(-fd), log);
 			free(log);
 		}
@@ -99,7 +99,7 @@ static int create_maps(struct cgfw_ctx *ctx, struct bpf_table *bt)
 				       m->value_size, m->max_entries, &o);
 		if (m->fd < 0) {
 			ret = m->fd;
-			ctx_err(ctx, "cannot create BPF map %s (%u entries of %u+%u bytes): %s",
+			cgfw_err(ctx, "cannot create BPF map %s (%u entries of %u+%u bytes): %s",
 				m->name, m->max_entries, m->key_size,
 				m->value_size, strerror(-ret));
 			break;
@@ -110,7 +110,7 @@ static int create_maps(struct cgfw_ctx *ctx, struct bpf_table *bt)
 				(uint8_t *)m->values + j * m->value_size,
 				BPF_ANY);
 			if (ret)
-				ctx_err(ctx, "cannot fill BPF map %s: %s",
+				cgfw_err(ctx, "cannot fill BPF map %s: %s",
 					m->name, strerror(-ret));
 		}
 	}
@@ -197,7 +197,7 @@ static void describe_quota(struct strbuf *sb, const struct bpf_table *bt,
 			nftnl_expr_foreach(r->nl, is_expr, &f);
 			if (!f.found)
 				continue;
-			desc_put_quota(sb, &(struct desc_quota){
+			cgfw_desc_put_quota(sb, &(struct desc_quota){
 				.map_id = map_id(bt->maps[bt->quotas.map].fd),
 				.slot = k, .chain = ci, .rule = rule_idx(c, r),
 				.bytes = nftnl_expr_get_u64(
@@ -245,16 +245,16 @@ static int describe(const struct bpf_table *bt, uint64_t gen,
 	size_t k, j;
 	int ret;
 
-	desc_put_header(sb, gen, with_nft, t->name);
+	cgfw_desc_put_header(sb, gen, with_nft, t->name);
 	list_for_each_entry(c, &t->chains, list) {
-		desc_put_chain(sb, &(struct desc_chain){
+		cgfw_desc_put_chain(sb, &(struct desc_chain){
 			.name = c->name, .base = c->base, .dir = c->dir,
 			.policy = c->policy, .priority = c->priority,
 			.cgroup_path = c->cgroup.path,
 			.cgroup_id = c->cgroup.id,
 		});
 		list_for_each_entry(r, &c->rules, list)
-			desc_put_rule(sb, &(struct desc_rule){
+			cgfw_desc_put_rule(sb, &(struct desc_rule){
 				.chain = i, .text = r->text,
 				.counter = has_expr(r, "counter"),
 				.quota = has_expr(r, "quota"),
@@ -269,20 +269,20 @@ static int describe(const struct bpf_table *bt, uint64_t gen,
 		ret = set_msg(m->set, buf, sizeof(buf), &len);
 		if (ret)
 			return ret;
-		desc_put_set(sb, &(struct desc_set){
-			.name = (char *)ir_set_name(m->set),
+		cgfw_desc_put_set(sb, &(struct desc_set){
+			.name = (char *)cgfw_ir_set_name(m->set),
 			.map_id = map_id(m->fd), .nlset = buf,
 			.nlset_len = len,
 		});
 	}
 	for (k = 0; k < bt->n_progs; k++) {
 		p = &bt->progs[k];
-		desc_put_prog(sb, &(struct desc_prog){
+		cgfw_desc_put_prog(sb, &(struct desc_prog){
 			.dir = p->dir, .cgroup_id = p->cgroup->id,
 			.counters_id = map_id(bt->maps[p->counters_map].fd),
 		});
 		for (j = 0; j < p->n_slots; j++)
-			desc_put_slot(sb, &(struct desc_slot){
+			cgfw_desc_put_slot(sb, &(struct desc_slot){
 				.prog = k, .slot = j,
 				.chain = chain_idx(t, p->slots[j].chain),
 				.rule = rule_idx(p->slots[j].chain,
@@ -303,18 +303,18 @@ static int create_desc(struct cgfw_ctx *ctx, struct bpf_table *bt,
 	struct strbuf sb;
 	int ret;
 
-	sb_init(&sb);
+	cgfw_sb_init(&sb);
 	ret = describe(bt, gen, with_nft, &sb);
 	if (!ret) {
-		desc_map_size(sb.len, &m->value_size, &m->max_entries);
+		cgfw_desc_map_size(sb.len, &m->value_size, &m->max_entries);
 		m->fd = bpf_map_create(m->type, m->name, m->key_size,
 				       m->value_size, m->max_entries, &o);
-		ret = m->fd < 0 ? m->fd : desc_store(m->fd, &sb);
+		ret = m->fd < 0 ? m->fd : cgfw_desc_store(m->fd, &sb);
 	}
 	if (ret)
-		ctx_err(ctx, "cannot keep the description of table '%s' with its programs: %s",
+		cgfw_err(ctx, "cannot keep the description of table '%s' with its programs: %s",
 			bt->table->name, strerror(-ret));
-	sb_release(&sb);
+	cgfw_sb_release(&sb);
 	return ret;
 }
 
@@ -354,7 +354,7 @@ static void verifier_error(struct cgfw_ctx *ctx, const struct bpf_table *bt,
 	while (tail > log && lines < 16)
 		if (*--tail == '\n')
 			lines++;
-	ctx_err_at(ctx, &bt->rs->src, &bt->table->loc,
+	cgfw_err_at(ctx, &bt->rs->src, &bt->table->loc,
 		   "the kernel's verifier refused the %s program of table '%s' for cgroup %s (%s), at instruction %ld, from %s; the end of its log:\n%s",
 		   cgfw_dir_str(p->dir), bt->table->name, p->cgroup->path,
 		   strerror(-err), insn, rule, tail);

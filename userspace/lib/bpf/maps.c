@@ -190,7 +190,7 @@ static int catchall(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 		if (!(elem_u32(e, NFTNL_SET_ELEM_FLAGS) &
 		      NFT_SET_ELEM_CATCHALL))
 			continue;
-		ctx_err_at(ctx, src, loc,
+		cgfw_err_at(ctx, src, loc,
 			   "the bpf backend cannot do the catch-all element of set '%s' yet; use the nft backend",
 			   name);
 		ret = -EOPNOTSUPP;
@@ -217,7 +217,7 @@ int cgfw_bpf_set_spec(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 	if (flags & (NFT_SET_TIMEOUT | NFT_SET_EVAL | NFT_SET_OBJECT) ||
 	    (flags & NFT_SET_INTERVAL && flags & NFT_SET_CONCAT) ||
 	    klen > 16 * 4) {
-		ctx_err_at(ctx, src, loc,
+		cgfw_err_at(ctx, src, loc,
 			   "the bpf backend cannot do set '%s' (timeouts, dynamic updates, objects, or interval concatenations); use the nft backend",
 			   set->anonymous ? "(anonymous)" : name);
 		return -EOPNOTSUPP;
@@ -245,7 +245,7 @@ int cgfw_bpf_set_spec(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 	f = (struct fill){ .t = table, .m = m, .verdict = verdict };
 	ret = ret ? : cgfw_set_elems(s, fill_elem, &f);
 	if (ret && ret != -EOPNOTSUPP && !ctx->err.len)
-		ctx_err(ctx, "cannot turn set %s into a BPF map: %s", name,
+		cgfw_err(ctx, "cannot turn set %s into a BPF map: %s", name,
 			strerror(-ret));
 	/* a few exact keys, fixed: comparisons beat a lookup, and no map */
 	m->inline_only = set->anonymous && !is_map && !ret &&
@@ -255,7 +255,7 @@ int cgfw_bpf_set_spec(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 	if (!m->max_entries)
 		m->max_entries = 1;
 	if (ret == -EOPNOTSUPP && !ctx->err.len)
-		ctx_err_at(ctx, src, loc,
+		cgfw_err_at(ctx, src, loc,
 			   "set '%s': a jump or goto in a verdict map cannot be added in place; re-apply the table",
 			   name);
 	return ret;
@@ -324,7 +324,7 @@ void cgfw_bpf_table_release(struct bpf_table *bt)
 	for (i = 0; i < bt->n_progs; i++) {
 		if (bt->progs[i].fd >= 0)
 			close(bt->progs[i].fd);
-		em_release(&bt->progs[i].em);
+		cgfw_em_release(&bt->progs[i].em);
 		free(bt->progs[i].chains);
 		free(bt->progs[i].slots);
 	}
@@ -393,7 +393,7 @@ int cgfw_bpf_compile_table(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 	return 0;
 err:
 	if (ret == -ENOMEM && !ctx->err.len)
-		ctx_err(ctx, "out of memory compiling table '%s' to BPF",
+		cgfw_err(ctx, "out of memory compiling table '%s' to BPF",
 			t->name);
 	cgfw_bpf_table_release(bt);
 	return ret;

@@ -43,9 +43,9 @@ static size_t str_add(struct strtab *st, const char *s)
 	size_t off;
 
 	if (!st->sb.len)
-		sb_addn(&st->sb, "", 1);	/* offset 0: the empty name */
+		cgfw_sb_addn(&st->sb, "", 1);	/* offset 0: the empty name */
 	off = st->sb.len;
-	sb_addn(&st->sb, s, strlen(s) + 1);
+	cgfw_sb_addn(&st->sb, s, strlen(s) + 1);
 	return off;
 }
 
@@ -198,7 +198,7 @@ static void hex(struct strbuf *sb, const void *p, size_t n)
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		sb_addf(sb, " %02x", b[i]);
+		cgfw_sb_addf(sb, " %02x", b[i]);
 }
 
 int cgfw_bpf_write_elf(struct cgfw_ctx *ctx, struct bpf_table *bts,
@@ -309,7 +309,7 @@ int cgfw_bpf_write_elf(struct cgfw_ctx *ctx, struct bpf_table *bts,
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		ret = -errno;
-		ctx_err(ctx, "cannot write %s: %s", path, strerror(errno));
+		cgfw_err(ctx, "cannot write %s: %s", path, strerror(errno));
 		goto out;
 	}
 	e = elf_begin(fd, ELF_C_WRITE, NULL);
@@ -397,22 +397,22 @@ int cgfw_bpf_write_elf(struct cgfw_ctx *ctx, struct bpf_table *bts,
 			if (m->inline_only)
 				continue;
 			for (n = 0; n < m->n_elems; n++) {
-				sb_addf(commands, "bpftool map update name %.6s_m%zu key hex",
+				cgfw_sb_addf(commands, "bpftool map update name %.6s_m%zu key hex",
 					bts[i].table->name, k);
 				hex(commands, (uint8_t *)m->keys + n * m->key_size,
 				    m->key_size);
-				sb_adds(commands, " value hex");
+				cgfw_sb_adds(commands, " value hex");
 				hex(commands,
 				    (uint8_t *)m->values + n * m->value_size,
 				    m->value_size);
-				sb_adds(commands, "\n");
+				cgfw_sb_adds(commands, "\n");
 			}
 		}
 	}
 	ret = 0;
 	goto out;
 elf_err:
-	ctx_err(ctx, "cannot write the ELF object %s: %s", path,
+	cgfw_err(ctx, "cannot write the ELF object %s: %s", path,
 		elf_errmsg(-1));
 	ret = -EIO;
 out:
@@ -445,6 +445,6 @@ out:
 	free(sym_of);
 	free(maps_data);
 	free(map_base);
-	sb_release(&st.sb);
+	cgfw_sb_release(&st.sb);
 	return ret;
 }

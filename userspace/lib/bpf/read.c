@@ -19,7 +19,7 @@
 
 #include "bpf/desc.h"
 #include "bpf/table.h"
-#include "backend.h"
+#include "backend_ops.h"
 #include "model/model.h"
 
 /* The ids of the maps a program uses; a malloc()ed array. */
@@ -68,7 +68,7 @@ int cgfw_bpf_prog_desc(int prog, struct desc *d)
 		if (!bpf_obj_get_info_by_fd(fd, &info, &len) &&
 		    info.type == BPF_MAP_TYPE_ARRAY &&
 		    !strcmp(info.name, CGFW_DESC_MAP_NAME))
-			ret = desc_load(fd, d);
+			ret = cgfw_desc_load(fd, d);
 		close(fd);
 	}
 	free(ids);
@@ -98,7 +98,7 @@ static void links_release(struct links *ls)
 		if (ls->v[i].prog >= 0)
 			close(ls->v[i].prog);
 		if (ls->v[i].has_desc)
-			desc_release(&ls->v[i].d);
+			cgfw_desc_release(&ls->v[i].d);
 	}
 	free(ls->v);
 	memset(ls, 0, sizeof(*ls));
@@ -313,7 +313,7 @@ static struct nftnl_set *set_of(const struct desc_set *ds)
 static int map_elem(struct model_set *ms, const struct desc *d,
 		    const uint8_t *key, const uint8_t *value, bool lpm)
 {
-	struct model_elem *e = model_add_elem(ms);
+	struct model_elem *e = cgfw_model_add_elem(ms);
 	uint32_t klen = ms->key_len, plen, chain;
 	cgfw_u128 lo, mask;
 	int32_t verdict;
@@ -355,7 +355,7 @@ static int map_elem(struct model_set *ms, const struct desc *d,
 static int add_set(struct model_table *mt, const struct desc *d,
 		   const struct desc_set *ds, int prog)
 {
-	struct model_set *ms = model_add_set(mt);
+	struct model_set *ms = cgfw_model_add_set(mt);
 	struct bpf_map_info info = { 0 };
 	uint32_t len = sizeof(info);
 	struct nftnl_set *s;
@@ -367,7 +367,7 @@ static int add_set(struct model_table *mt, const struct desc *d,
 	s = set_of(ds);
 	if (!s)
 		return -EINVAL;
-	ret = model_set_from_nftnl(ms, s);
+	ret = cgfw_model_set_from_nftnl(ms, s);
 	nftnl_set_free(s);
 	fd = ret ? -1 : map_of_prog(prog, ds->map_id);
 	if (ret || fd < 0)
@@ -406,7 +406,7 @@ static int add_set(struct model_table *mt, const struct desc *d,
 static int to_model(const char *name, const char *dir,
 		    const struct links *ls, struct cgfw_listing *l)
 {
-	struct model_table *mt = model_add_table(l);
+	struct model_table *mt = cgfw_model_add_table(l);
 	const struct link *p = primary(ls), *k;
 	const struct desc *d;
 	struct model_chain *mc;
@@ -438,7 +438,7 @@ static int to_model(const char *name, const char *dir,
 	for (i = 0; i < d->n_chains; i++) {
 		const struct desc_chain *dc = &d->chains[i];
 
-		mc = model_add_chain(mt);
+		mc = cgfw_model_add_chain(mt);
 		if (!mc || !(mc->name = strdup(dc->name)))
 			return -ENOMEM;
 		if (!dc->base)
@@ -455,11 +455,11 @@ static int to_model(const char *name, const char *dir,
 		k = link_of(ls, dc->dir, dc->cgroup_id);
 		/* attached, to a cgroup that is still there at its path */
 		mc->binding = k && k->attached == dc->cgroup_id ?
-			      model_binding_of(dc->cgroup_path,
+			      cgfw_model_binding_of(dc->cgroup_path,
 					       dc->cgroup_id) : MODEL_STALE;
 	}
 	for (i = 0; i < d->n_rules; i++) {
-		mr = model_add_rule(&mt->chains[d->rules[i].chain]);
+		mr = cgfw_model_add_rule(&mt->chains[d->rules[i].chain]);
 		if (!mr || (d->rules[i].text &&
 			    !(mr->text = strdup(d->rules[i].text))))
 			return -ENOMEM;
@@ -504,7 +504,7 @@ int cgfw_bpf_list(struct cgfw_ctx *ctx, const char *name,
 			ret = to_model(de->d_name, dir, &ls, l);
 		links_release(&ls);
 		if (ret)
-			ctx_err(ctx, "cannot read the pins of %s: %s", dir,
+			cgfw_err(ctx, "cannot read the pins of %s: %s", dir,
 				strerror(-ret));
 	}
 	closedir(d);
@@ -563,7 +563,7 @@ int cgfw_bpf_tables(struct cgfw_ctx *ctx, struct backend_table **out,
 			ret = v[*n].name ? 0 : -ENOMEM;
 			(*n)++;
 		}
-		desc_release(&d);
+		cgfw_desc_release(&d);
 	}
 	if (dir)
 		closedir(dir);
@@ -606,7 +606,7 @@ int cgfw_bpf_pending(struct cgfw_ctx *ctx, const char *name,
 				.gen = d.gen, .nft_family = d.with_nft,
 				.bpf = true,
 			};
-			desc_release(&d);
+			cgfw_desc_release(&d);
 		}
 	}
 	if (dir) {
@@ -635,7 +635,7 @@ int cgfw_bpf_set_object(struct cgfw_ctx *ctx, const char *table,
 		*out = set_of(&d.sets[i]);
 		ret = *out ? 0 : -EINVAL;
 	}
-	desc_release(&d);
+	cgfw_desc_release(&d);
 	return ret;
 }
 

@@ -29,7 +29,7 @@ static int update_map(struct cgfw_ctx *ctx, const struct upd_cmds *u,
 	if (!ret && (bpf_obj_get_info_by_fd(fd, &info, &len) ||
 		     info.key_size != m.key_size ||
 		     info.value_size != m.value_size)) {
-		ctx_err_at(ctx, &u->src, s->loc,
+		cgfw_err_at(ctx, &u->src, s->loc,
 			   "the map of set '%s' does not fit these elements; apply table '%s' again",
 			   s->set, s->table);
 		ret = -EINVAL;
@@ -47,11 +47,11 @@ static int update_map(struct cgfw_ctx *ctx, const struct upd_cmds *u,
 					  (uint8_t *)m.values + i * m.value_size,
 					  BPF_ANY);
 		if (ret == -E2BIG)
-			ctx_err_at(ctx, &u->src, s->loc,
+			cgfw_err_at(ctx, &u->src, s->loc,
 				   "set '%s' is full (%u entries); apply table '%s' again to make room",
 				   s->set, info.max_entries, s->table);
 		else if (ret)
-			ctx_err_at(ctx, &u->src, s->loc,
+			cgfw_err_at(ctx, &u->src, s->loc,
 				   "cannot update the map of set '%s': %s",
 				   s->set, strerror(-ret));
 	}
@@ -77,7 +77,7 @@ static int set_map(const char *table, const char *set, int *fd)
 		*fd = cgfw_bpf_table_map(table, d.sets[i].map_id);
 		ret = *fd < 0 ? *fd : 0;
 	}
-	desc_release(&d);
+	cgfw_desc_release(&d);
 	return ret;
 }
 
@@ -97,7 +97,7 @@ int cgfw_bpf_update(struct cgfw_ctx *ctx, const struct upd_cmds *u)
 			continue;	/* no table of that name here */
 		held = true;
 		if (ret) {
-			ctx_err_at(ctx, &u->src, s->loc,
+			cgfw_err_at(ctx, &u->src, s->loc,
 				   "table '%s' has no named set '%s' in the bpf backend",
 				   s->table, s->set);
 			return -EINVAL;

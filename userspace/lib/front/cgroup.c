@@ -96,18 +96,18 @@ static int find_mount(char *buf, size_t size, unsigned int *root_depth)
 	return ret;
 }
 
-int cgroup2_mount(char *buf, size_t size)
+int cgfw_cgroup2_mount(char *buf, size_t size)
 {
 	return find_mount(buf, size, NULL);
 }
 
-void cgroup_release(struct cgfw_cgroup *cg)
+void cgfw_cgroup_release(struct cgfw_cgroup *cg)
 {
 	free(cg->path);
 	memset(cg, 0, sizeof(*cg));
 }
 
-int cgroup_resolve(struct cgfw_ctx *ctx, const struct cgfw_source *src,
+int cgfw_cgroup_resolve(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 		   const struct cgfw_loc *loc, const char *user_path,
 		   bool allow_missing, struct cgfw_cgroup *out)
 {
@@ -119,19 +119,19 @@ int cgroup_resolve(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 
 	ret = find_mount(mnt, sizeof(mnt), &root_depth);
 	if (ret) {
-		ctx_err_at(ctx, src, loc,
+		cgfw_err_at(ctx, src, loc,
 			   "cgroup v2 is not mounted, so \"%s\" cannot be resolved; mount it (mount -t cgroup2 none /sys/fs/cgroup) and try again (under 'ip netns exec', which remounts /sys and hides it, use 'nsenter --net=/run/netns/NAME' instead)",
 			   user_path);
 		return ret;
 	}
 	if (!*user_path) {
-		ctx_err_at(ctx, src, loc,
+		cgfw_err_at(ctx, src, loc,
 			   "empty cgroup path; write a path below %s, or an absolute one",
 			   mnt);
 		return -EINVAL;
 	}
 	if (has_dotdot(user_path)) {
-		ctx_err_at(ctx, src, loc,
+		cgfw_err_at(ctx, src, loc,
 			   "cgroup paths must not contain '..'; write the path below %s without it",
 			   mnt);
 		return -EINVAL;
@@ -155,25 +155,25 @@ int cgroup_resolve(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 			return out->path ? 0 : -ENOMEM;
 		}
 		if (ret == -ENOENT || ret == -ENOTDIR)
-			ctx_err_at(ctx, src, loc,
+			cgfw_err_at(ctx, src, loc,
 				   "cgroup \"%s\" does not exist (looked for %s); create it (mkdir %s) or fix the path",
 				   user_path, joined, joined);
 		else
-			ctx_err_at(ctx, src, loc, "cannot resolve cgroup \"%s\" (%s): %s",
+			cgfw_err_at(ctx, src, loc, "cannot resolve cgroup \"%s\" (%s): %s",
 				   user_path, joined, strerror(-ret));
 		return ret;
 	}
 	mlen = strlen(mnt);
 	if (strcmp(mnt, "/") && (strncmp(real, mnt, mlen) ||
 				 (real[mlen] && real[mlen] != '/'))) {
-		ctx_err_at(ctx, src, loc,
+		cgfw_err_at(ctx, src, loc,
 			   "\"%s\" is outside the cgroup v2 mount %s; give a path below it, or one relative to it",
 			   user_path, mnt);
 		return -EINVAL;
 	}
 	if (stat(real, &st) || stat(mnt, &mst) || !S_ISDIR(st.st_mode) ||
 	    st.st_dev != mst.st_dev) {
-		ctx_err_at(ctx, src, loc,
+		cgfw_err_at(ctx, src, loc,
 			   "\"%s\" is not a cgroup v2 directory; give a directory below %s",
 			   user_path, mnt);
 		return -EINVAL;
@@ -213,12 +213,12 @@ static bool find_id(char *dir, size_t size, uint64_t id)
 	return found;
 }
 
-char *cgroup_path_of_id(uint64_t id)
+char *cgfw_cgroup_path_of_id(uint64_t id)
 {
 	char path[PATH_MAX], *out;
 	struct stat st;
 
-	if (cgroup2_mount(path, sizeof(path)))
+	if (cgfw_cgroup2_mount(path, sizeof(path)))
 		goto not_found;
 	if (!stat(path, &st) && st.st_ino == id)
 		return strdup(path);

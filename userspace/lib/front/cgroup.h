@@ -23,17 +23,17 @@ struct cgfw_cgroup {
 };
 
 /* Find the cgroup2 mount point; 0 or -ENOENT. @buf gets the path. */
-int cgroup2_mount(char *buf, size_t size);
+int cgfw_cgroup2_mount(char *buf, size_t size);
 /*
  * Resolve a user path (absolute, or relative to the mount). With
  * @allow_missing, a path below the mount that does not exist (yet) gives
  * the cgroup id 0.
  */
-int cgroup_resolve(struct cgfw_ctx *ctx, const struct cgfw_source *src,
+int cgfw_cgroup_resolve(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 		   const struct cgfw_loc *loc, const char *user_path,
 		   bool allow_missing, struct cgfw_cgroup *out);
-void cgroup_release(struct cgfw_cgroup *cg);
+void cgfw_cgroup_release(struct cgfw_cgroup *cg);
 /* The path of the cgroup with this id under the mount, or a note. */
-char *cgroup_path_of_id(uint64_t id);
+char *cgfw_cgroup_path_of_id(uint64_t id);
 
 #endif /* CGFW_FRONT_CGROUP_H */

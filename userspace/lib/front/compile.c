@@ -49,23 +49,23 @@ static const struct cgfw_child_limits nft_limits = {
 	.wall_seconds = 900,
 };
 
-int netns_enter_shadow(struct cgfw_ctx *ctx, int *saved)
+int cgfw_netns_enter_shadow(struct cgfw_ctx *ctx, int *saved)
 {
 	int fd, ret;
 
 	fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		ret = -errno;
-		ctx_err(ctx, "cannot open /proc/self/ns/net: %s",
+		cgfw_err(ctx, "cannot open /proc/self/ns/net: %s",
 			strerror(errno));
 		return ret;
 	}
 	if (unshare(CLONE_NEWNET)) {
 		ret = -errno;
 		if (ret == -EPERM)
-			ctx_err(ctx, "compiling needs a private network namespace, and creating one needs CAP_SYS_ADMIN; run cgfw as root");
+			cgfw_err(ctx, "compiling needs a private network namespace, and creating one needs CAP_SYS_ADMIN; run cgfw as root");
 		else
-			ctx_err(ctx, "cannot create the shadow network namespace: %s",
+			cgfw_err(ctx, "cannot create the shadow network namespace: %s",
 				strerror(errno));
 		close(fd);
 		return ret;
@@ -74,7 +74,7 @@ int netns_enter_shadow(struct cgfw_ctx *ctx, int *saved)
 	return 0;
 }
 
-int netns_leave_shadow(int saved)
+int cgfw_netns_leave_shadow(int saved)
 {
 	int ret = 0;
 
@@ -122,7 +122,7 @@ static void translate_errors(struct cgfw_ctx *ctx,
 				msg++;
 			if (!strncmp(msg, "Error: ", 7))
 				msg += 7;
-			ctx_err_at(ctx, src, loc.line ? &loc : NULL, "%.*s",
+			cgfw_err_at(ctx, src, loc.line ? &loc : NULL, "%.*s",
 				   (int)(eol - msg), msg);
 			skip_context = loc.line != 0;
 			continue;
@@ -130,7 +130,7 @@ static void translate_errors(struct cgfw_ctx *ctx,
 		if (skip_context)
 			continue;	/* nft's copy of the (rewritten) line */
 		if (eol > p)
-			sb_addf(&ctx->err, "%.*s\n", (int)(eol - p), p);
+			cgfw_sb_addf(&ctx->err, "%.*s\n", (int)(eol - p), p);
 	}
 }
 
@@ -198,13 +198,13 @@ static int child_job(void *arg, int fd)
 		cgfw_child_send(fd, REC_NFT_ERROR, err, strlen(err));
 		return -EINVAL;
 	}
-	ir_init(&rs);
-	ret = readback(&quiet, &rs, &ro);
-	ir_release(&rs);
+	cgfw_ir_init(&rs);
+	ret = cgfw_readback(&quiet, &rs, &ro);
+	cgfw_ir_release(&rs);
 	return ret;
 }
 
-int shadow_compile(struct cgfw_ctx *ctx, const struct cgfw_source *src,
+int cgfw_shadow_compile(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 		   const struct shadow_job *job, struct cgfw_ruleset *out)
 {
 	char fdname[64], why[128];
@@ -214,7 +214,7 @@ int shadow_compile(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 	size_t pos = 0;
 	int ret, r;
 
-	sb_init(&reply);
+	cgfw_sb_init(&reply);
 	ret = cgfw_child_run(child_job, (void *)job, &nft_limits, &reply,
 			     &end);
 	snprintf(fdname, sizeof(fdname), "/proc/self/fd/%d", TEXT_FD);
@@ -223,41 +223,41 @@ int shadow_compile(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 		case REC_NFT_ERROR:
 			translate_errors(ctx, src, fdname, rec.data, rec.len);
 			if (!ctx->err.len)
-				ctx_err_at(ctx, src, NULL,
+				cgfw_err_at(ctx, src, NULL,
 					   "nft could not compile the rules");
 			break;
 		case REC_SETUP_ERROR:
 			memcpy(&r, rec.data, sizeof(r));
 			if (r == -EPERM)
-				ctx_err(ctx, "compiling needs a private network namespace, and creating one needs CAP_SYS_ADMIN; run cgfw as root");
+				cgfw_err(ctx, "compiling needs a private network namespace, and creating one needs CAP_SYS_ADMIN; run cgfw as root");
 			else
-				ctx_err(ctx, "cannot prepare the shadow network namespace: %s",
+				cgfw_err(ctx, "cannot prepare the shadow network namespace: %s",
 					strerror(-r));
 			break;
 		case REC_SETUP_WHY:
-			sb_addf(&ctx->err, "%.*s", (int)rec.len,
+			cgfw_sb_addf(&ctx->err, "%.*s", (int)rec.len,
 				(const char *)rec.data);
 			break;
 		case REC_NLMSG:
 			if (!ret) {
-				r = readback_stream(out, rec.data, rec.len);
+				r = cgfw_readback_stream(out, rec.data, rec.len);
 				ret = ret ? : r;
 			}
 			break;
 		}
 	}
-	sb_release(&reply);
+	cgfw_sb_release(&reply);
 	if (ret == -ECHILD) {
 		cgfw_child_describe(&end, why, sizeof(why));
-		ctx_err_at(ctx, src, NULL,
+		cgfw_err_at(ctx, src, NULL,
 			   "nft (libnftables) %s while compiling this input; nothing was changed. This is a fault of libnftables on this input: please report it with the file",
 			   why);
 		return -EINVAL;
 	}
 	if (ret == -ENOMEM && !ctx->err.len)
-		ctx_err(ctx, "out of memory reading the compiled rules back");
+		cgfw_err(ctx, "out of memory reading the compiled rules back");
 	if (ret && !ctx->err.len)
-		ctx_err_at(ctx, src, NULL, "cannot compile: %s",
+		cgfw_err_at(ctx, src, NULL, "cannot compile: %s",
 			   strerror(-ret));
 	return ret;
 }

@@ -23,12 +23,12 @@ struct shadow_job {
  * A crash or a limit of libnftables is an error (-EINVAL), not the
  * caller's end.
  */
-int shadow_compile(struct cgfw_ctx *ctx, const struct cgfw_source *src,
+int cgfw_shadow_compile(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 		   const struct shadow_job *job, struct cgfw_ruleset *out);
 
 /* Enter a new, empty network namespace; *saved gets the old one. */
-int netns_enter_shadow(struct cgfw_ctx *ctx, int *saved);
-/* Go back to the namespace saved by netns_enter_shadow(). */
-int netns_leave_shadow(int saved);
+int cgfw_netns_enter_shadow(struct cgfw_ctx *ctx, int *saved);
+/* Go back to the namespace saved by cgfw_netns_enter_shadow(). */
+int cgfw_netns_leave_shadow(int saved);
 
 #endif /* CGFW_FRONT_COMPILE_H */

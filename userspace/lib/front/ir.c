@@ -9,12 +9,12 @@
 
 #include "front/ir.h"
 
-void ir_init(struct cgfw_ruleset *rs)
+void cgfw_ir_init(struct cgfw_ruleset *rs)
 {
 	list_init(&rs->tables);
 }
 
-struct ir_table *ir_find_table(const struct cgfw_ruleset *rs,
+struct ir_table *cgfw_ir_find_table(const struct cgfw_ruleset *rs,
 			       const char *name)
 {
 	struct ir_table *t;
@@ -25,7 +25,7 @@ struct ir_table *ir_find_table(const struct cgfw_ruleset *rs,
 	return NULL;
 }
 
-struct ir_chain *ir_find_chain(const struct ir_table *t, const char *name)
+struct ir_chain *cgfw_ir_find_chain(const struct ir_table *t, const char *name)
 {
 	struct ir_chain *c;
 
@@ -35,22 +35,22 @@ struct ir_chain *ir_find_chain(const struct ir_table *t, const char *name)
 	return NULL;
 }
 
-const char *ir_set_name(const struct ir_set *s)
+const char *cgfw_ir_set_name(const struct ir_set *s)
 {
 	return nftnl_set_get_str(s->nl, NFTNL_SET_NAME);
 }
 
-struct ir_set *ir_find_set(const struct ir_table *t, const char *name)
+struct ir_set *cgfw_ir_find_set(const struct ir_table *t, const char *name)
 {
 	struct ir_set *s;
 
 	list_for_each_entry(s, &t->sets, list)
-		if (!strcmp(ir_set_name(s), name))
+		if (!strcmp(cgfw_ir_set_name(s), name))
 			return s;
 	return NULL;
 }
 
-void ir_table_free(struct ir_table *t)
+void cgfw_ir_table_free(struct ir_table *t)
 {
 	struct ir_chain *c, *cn;
 	struct ir_rule *r, *rn;
@@ -64,7 +64,7 @@ void ir_table_free(struct ir_table *t)
 			free(r->text);
 			free(r);
 		}
-		cgroup_release(&c->cgroup);
+		cgfw_cgroup_release(&c->cgroup);
 		nftnl_chain_free(c->nl);
 		free(c->name);
 		free(c);
@@ -79,7 +79,7 @@ void ir_table_free(struct ir_table *t)
 	free(t);
 }
 
-void ir_release(struct cgfw_ruleset *rs)
+void cgfw_ir_release(struct cgfw_ruleset *rs)
 {
 	struct ir_table *t, *tn;
 
@@ -87,6 +87,6 @@ void ir_release(struct cgfw_ruleset *rs)
 		return;
 	list_for_each_entry_safe(t, tn, &rs->tables, list) {
 		list_del(&t->list);
-		ir_table_free(t);
+		cgfw_ir_table_free(t);
 	}
 }

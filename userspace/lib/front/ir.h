@@ -57,15 +57,15 @@ struct cgfw_ruleset {
 	unsigned int n_objects;	/* named stateful objects read back */
 };
 
-void ir_init(struct cgfw_ruleset *rs);
+void cgfw_ir_init(struct cgfw_ruleset *rs);
 /* Every table of @rs, not the ruleset itself. */
-void ir_release(struct cgfw_ruleset *rs);
-void ir_table_free(struct ir_table *t);
-struct ir_table *ir_find_table(const struct cgfw_ruleset *rs,
+void cgfw_ir_release(struct cgfw_ruleset *rs);
+void cgfw_ir_table_free(struct ir_table *t);
+struct ir_table *cgfw_ir_find_table(const struct cgfw_ruleset *rs,
 			       const char *name);
-struct ir_chain *ir_find_chain(const struct ir_table *t, const char *name);
-struct ir_set *ir_find_set(const struct ir_table *t, const char *name);
+struct ir_chain *cgfw_ir_find_chain(const struct ir_table *t, const char *name);
+struct ir_set *cgfw_ir_find_set(const struct ir_table *t, const char *name);
 /* The set's name, and whether it is an anonymous set */
-const char *ir_set_name(const struct ir_set *s);
+const char *cgfw_ir_set_name(const struct ir_set *s);
 
 #endif /* CGFW_FRONT_IR_H */

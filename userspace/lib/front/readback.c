@@ -33,7 +33,7 @@ struct rb_state {
 
 static struct ir_table *table_of(struct rb_state *st, const char *name)
 {
-	return name ? ir_find_table(st->rs, name) : NULL;
+	return name ? cgfw_ir_find_table(st->rs, name) : NULL;
 }
 
 static int table_msg(struct rb_state *st, const struct nlmsghdr *nlh)
@@ -164,7 +164,7 @@ static int elem_msg(struct rb_state *st, const struct nlmsghdr *nlh)
 
 	mnl_attr_parse(nlh, sizeof(struct nfgenmsg), elem_list_cb, names);
 	t = table_of(st, names[0]);
-	s = t && names[1] ? ir_find_set(t, names[1]) : NULL;
+	s = t && names[1] ? cgfw_ir_find_set(t, names[1]) : NULL;
 	if (!s)
 		return 0;
 	return nftnl_set_elems_nlmsg_parse(nlh, s->nl) < 0 ? -EINVAL : 0;
@@ -180,7 +180,7 @@ static int rule_msg(struct rb_state *st, const struct nlmsghdr *nlh)
 	if (!nr || nftnl_rule_nlmsg_parse(nlh, nr) < 0)
 		goto err;
 	t = table_of(st, nftnl_rule_get_str(nr, NFTNL_RULE_TABLE));
-	c = t ? ir_find_chain(t, nftnl_rule_get_str(nr, NFTNL_RULE_CHAIN)) :
+	c = t ? cgfw_ir_find_chain(t, nftnl_rule_get_str(nr, NFTNL_RULE_CHAIN)) :
 		NULL;
 	if (!c) {
 		nftnl_rule_free(nr);
@@ -255,7 +255,7 @@ static int dump(struct mnl_socket *nl, struct rb_state *st, uint16_t type,
 	return st->err ? : ret;
 }
 
-int readback(struct cgfw_ctx *ctx, struct cgfw_ruleset *rs,
+int cgfw_readback(struct cgfw_ctx *ctx, struct cgfw_ruleset *rs,
 	     const struct readback_opts *opts)
 {
 	static const struct readback_opts none;
@@ -298,12 +298,12 @@ int readback(struct cgfw_ctx *ctx, struct cgfw_ruleset *rs,
 	}
 	mnl_socket_close(nl);
 	if (ret)
-		ctx_err(ctx, "cannot read the nf_tables tables back: %s",
+		cgfw_err(ctx, "cannot read the nf_tables tables back: %s",
 			strerror(-ret));
 	return ret;
 }
 
-int readback_stream(struct cgfw_ruleset *rs, const void *buf, size_t len)
+int cgfw_readback_stream(struct cgfw_ruleset *rs, const void *buf, size_t len)
 {
 	struct rb_state st = { .rs = rs };
 	const struct nlmsghdr *nlh = buf;

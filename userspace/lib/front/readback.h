@@ -23,9 +23,9 @@ struct readback_opts {
 };
 
 /* The tables of the current network namespace, into @rs. */
-int readback(struct cgfw_ctx *ctx, struct cgfw_ruleset *rs,
+int cgfw_readback(struct cgfw_ctx *ctx, struct cgfw_ruleset *rs,
 	     const struct readback_opts *opts);
 /* The same from messages recorded by a readback with a tap. */
-int readback_stream(struct cgfw_ruleset *rs, const void *buf, size_t len);
+int cgfw_readback_stream(struct cgfw_ruleset *rs, const void *buf, size_t len);
 
 #endif /* CGFW_FRONT_READBACK_H */

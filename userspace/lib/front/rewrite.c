@@ -58,7 +58,7 @@ static void lex_error(struct lexer *lx, const struct cgfw_loc *loc,
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	ctx_err_at(lx->ctx, lx->src, loc, "%s", msg);
+	cgfw_err_at(lx->ctx, lx->src, loc, "%s", msg);
 	if (!lx->err)
 		lx->err = -EINVAL;
 }
@@ -265,7 +265,7 @@ static struct rw_table *find_table(struct rw_result *res, const char *name)
 	return NULL;
 }
 
-struct rw_chain *rw_find_chain(const struct rw_result *rw, const char *table,
+struct rw_chain *cgfw_rw_find_chain(const struct rw_result *rw, const char *table,
 			       const char *chain)
 {
 	struct rw_chain *c;
@@ -286,7 +286,7 @@ static struct rw_chain *get_chain(struct lexer *lx, const char *table,
 		lx->err = -ENOMEM;
 		return NULL;
 	}
-	c = rw_find_chain(lx->res, table, name);
+	c = cgfw_rw_find_chain(lx->res, table, name);
 	if (c) {
 		free(name);
 		return c;
@@ -745,7 +745,7 @@ static void parse_top(struct lexer *lx)
 	}
 }
 
-void rw_result_release(struct rw_result *rw)
+void cgfw_rw_result_release(struct rw_result *rw)
 {
 	struct rw_table *t, *tn;
 	struct rw_chain *c, *cn;
@@ -776,7 +776,7 @@ void rw_result_release(struct rw_result *rw)
 	memset(rw, 0, sizeof(*rw));
 }
 
-int rewrite(struct cgfw_ctx *ctx, const struct cgfw_source *src,
+int cgfw_rewrite(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 	    struct rw_result *out)
 {
 	struct lexer lx = {
@@ -800,11 +800,11 @@ int rewrite(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 	parse_top(&lx);
 
 	if (!lx.err && list_empty(&out->tables)) {
-		ctx_err_at(ctx, src, NULL,
+		cgfw_err_at(ctx, src, NULL,
 			   "no table in the input; write 'table cgroup NAME { chain C { type filter hook egress cgroup \"PATH\" priority 0; ... } }'");
 		lx.err = -EINVAL;
 	}
 	if (lx.err)
-		rw_result_release(out);
+		cgfw_rw_result_release(out);
 	return lx.err;
 }

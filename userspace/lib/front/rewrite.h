@@ -56,10 +56,10 @@ struct rw_result {
 	struct cgfw_loc other_loc;	/* the first of them */
 };
 
-int rewrite(struct cgfw_ctx *ctx, const struct cgfw_source *src,
+int cgfw_rewrite(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 	    struct rw_result *out);
-void rw_result_release(struct rw_result *rw);
-struct rw_chain *rw_find_chain(const struct rw_result *rw, const char *table,
+void cgfw_rw_result_release(struct rw_result *rw);
+struct rw_chain *cgfw_rw_find_chain(const struct rw_result *rw, const char *table,
 			       const char *chain);
 
 #endif /* CGFW_FRONT_REWRITE_H */

@@ -28,7 +28,7 @@ CGFW_API void cgfw_ruleset__free(struct cgfw_ruleset *rs)
 {
 	if (!rs)
 		return;
-	ir_release(rs);
+	cgfw_ir_release(rs);
 	free(rs->src.name);
 	free(rs->src.text);
 	free(rs);
@@ -50,7 +50,7 @@ static int check_text(struct cgfw_ctx *ctx, const struct cgfw_source *src)
 		}
 		if ((c < 0x20 && c != '\t' && c != '\r') || c == 0x7f) {
 			loc.col_end = loc.col;
-			ctx_err_at(ctx, src, &loc,
+			cgfw_err_at(ctx, src, &loc,
 				   "the input is not text (byte 0x%02x at offset %zu); give cgfw a file of nft rules",
 				   c, i);
 			return -EINVAL;
@@ -72,18 +72,18 @@ static int bind_table(struct cgfw_ctx *ctx, struct cgfw_ruleset *rs,
 	int ret;
 
 	list_for_each_entry(c, &t->chains, list) {
-		rc = rw_find_chain(rw, t->name, c->name);
+		rc = cgfw_rw_find_chain(rw, t->name, c->name);
 		if (rc)
 			c->loc = rc->loc;
 		if (c->base) {
 			if (!rc || !rc->bound) {
-				ctx_err_at(ctx, &rs->src, rc ? &rc->loc : NULL,
+				cgfw_err_at(ctx, &rs->src, rc ? &rc->loc : NULL,
 					   "base chain '%s' is not bound to a cgroup; write 'hook egress cgroup \"PATH\"' or 'hook ingress cgroup \"PATH\"'",
 					   c->name);
 				return -EINVAL;
 			}
 			c->dir = rc->dir;
-			ret = cgroup_resolve(ctx, &rs->src, &rc->cgroup_loc,
+			ret = cgfw_cgroup_resolve(ctx, &rs->src, &rc->cgroup_loc,
 					     rc->cgroup_path, allow_missing,
 					     &c->cgroup);
 			if (ret)
@@ -117,22 +117,22 @@ static int compile(struct cgfw_ctx *ctx, struct cgfw_ruleset *rs,
 	int ret;
 
 	if (!rs->src.len) {
-		ctx_err_at(ctx, &rs->src, NULL,
+		cgfw_err_at(ctx, &rs->src, NULL,
 			   "the input is empty; write 'table cgroup NAME { ... }' (see cgfw(8))");
 		return -EINVAL;
 	}
 	ret = check_text(ctx, &rs->src);
 	if (ret)
 		return ret;
-	ret = rewrite(ctx, &rs->src, &rw);
+	ret = cgfw_rewrite(ctx, &rs->src, &rw);
 	if (ret)
 		return ret;
 
 	job.text = rw.text;
 	job.len = rw.len;
-	ret = shadow_compile(ctx, &rs->src, &job, rs);
+	ret = cgfw_shadow_compile(ctx, &rs->src, &job, rs);
 	if (!ret && rs->n_objects) {
-		ctx_err_at(ctx, &rs->src, NULL,
+		cgfw_err_at(ctx, &rs->src, NULL,
 			   "named stateful objects (counter, quota, limit, ct helper ... declared in a table) are not supported by cgfw yet; use anonymous ones in the rules ('counter', 'limit rate 10/second')");
 		ret = -EOPNOTSUPP;
 	}
@@ -151,7 +151,7 @@ static int compile(struct cgfw_ctx *ctx, struct cgfw_ruleset *rs,
 			goto out;
 	}
 out:
-	rw_result_release(&rw);
+	cgfw_rw_result_release(&rw);
 	return ret;
 }
 
@@ -165,13 +165,13 @@ CGFW_API int cgfw_ruleset__compile(struct cgfw_ctx *ctx, const char *name,
 
 	if (!ctx || !out || (!buf && len))
 		return libcgfw_err(-EINVAL);
-	ctx_reset(ctx);
+	cgfw_ctx_reset(ctx);
 	if (!CGFW_OPTS_VALID(ctx, opts, cgfw_compile_opts))
 		return libcgfw_err(-EINVAL);
 	rs = calloc(1, sizeof(*rs));
 	if (!rs)
 		return libcgfw_err(-ENOMEM);
-	ir_init(rs);
+	cgfw_ir_init(rs);
 	rs->src.name = strdup(!name || !strcmp(name, "-") ? "<stdin>" : name);
 	rs->src.text = malloc(len + 1);
 	if (!rs->src.name || !rs->src.text) {
@@ -205,39 +205,39 @@ CGFW_API int cgfw_ruleset__compile_file(struct cgfw_ctx *ctx,
 
 	if (!ctx || !path || !out)
 		return libcgfw_err(-EINVAL);
-	ctx_reset(ctx);
+	cgfw_ctx_reset(ctx);
 	if (!strcmp(path, "-")) {
 		fd = STDIN_FILENO;
 	} else {
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0) {
 			ret = -errno;
-			ctx_err(ctx, "cannot open %s: %s", path,
+			cgfw_err(ctx, "cannot open %s: %s", path,
 				strerror(errno));
 			return libcgfw_err(ret);
 		}
 	}
-	sb_init(&sb);
+	cgfw_sb_init(&sb);
 	while ((n = read(fd, chunk, sizeof(chunk))) > 0) {
 		if (sb.len + n > CGFW_MAX_INPUT) {
-			ctx_err(ctx, "%s is larger than %u MiB; a rule file that large is not supported, split it or use sets",
+			cgfw_err(ctx, "%s is larger than %u MiB; a rule file that large is not supported, split it or use sets",
 				strcmp(path, "-") ? path : "<stdin>",
 				CGFW_MAX_INPUT >> 20);
 			n = -1;
 			errno = EFBIG;
 			break;
 		}
-		sb_addn(&sb, chunk, n);
+		cgfw_sb_addn(&sb, chunk, n);
 	}
 	ret = n < 0 ? -errno : sb.oom ? -ENOMEM : 0;
 	if (n < 0 && errno != EFBIG)
-		ctx_err(ctx, "cannot read %s: %s", path, strerror(errno));
+		cgfw_err(ctx, "cannot read %s: %s", path, strerror(errno));
 	if (fd != STDIN_FILENO)
 		close(fd);
 	if (!ret)
 		ret = cgfw_ruleset__compile(ctx, path, sb.buf ? sb.buf : "",
 					    sb.len, opts, out);
-	sb_release(&sb);
+	cgfw_sb_release(&sb);
 	return libcgfw_err(ret);
 }
 
@@ -247,7 +247,7 @@ static int print_expr(struct nftnl_expr *e, void *data)
 	char buf[4096];
 
 	nftnl_expr_snprintf(buf, sizeof(buf), e, NFTNL_OUTPUT_DEFAULT, 0);
-	sb_addf(sb, "  [ %s %s]\n",
+	cgfw_sb_addf(sb, "  [ %s %s]\n",
 		nftnl_expr_get_str(e, NFTNL_EXPR_NAME), buf);
 	return 0;
 }
@@ -270,7 +270,7 @@ static void add_src_line(struct strbuf *sb, const struct cgfw_source *src,
 		p++;
 	while (e > p && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
 		e--;
-	sb_addn(sb, p, e - p);
+	cgfw_sb_addn(sb, p, e - p);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -290,7 +290,7 @@ static void add_set(struct strbuf *sb, const struct ir_table *t,
 	char **lines = NULL, **v, buf[4096];
 	size_t n = 0, i;
 
-	sb_addf(sb, "set %s %s flags 0x%x\n", t->name,
+	cgfw_sb_addf(sb, "set %s %s flags 0x%x\n", t->name,
 		nftnl_set_get_str(s, NFTNL_SET_NAME),
 		nftnl_set_get_u32(s, NFTNL_SET_FLAGS));
 	while (it && (e = nftnl_set_elems_iter_next(it))) {
@@ -308,11 +308,11 @@ static void add_set(struct strbuf *sb, const struct ir_table *t,
 		nftnl_set_elems_iter_destroy(it);
 	qsort(lines, n, sizeof(*lines), cmp_str);
 	for (i = 0; i < n; i++) {
-		sb_addf(sb, "  [ %s ]\n", lines[i]);
+		cgfw_sb_addf(sb, "  [ %s ]\n", lines[i]);
 		free(lines[i]);
 	}
 	free(lines);
-	sb_adds(sb, "\n");
+	cgfw_sb_adds(sb, "\n");
 }
 
 CGFW_API int cgfw_ruleset__bytecode(const struct cgfw_ruleset *rs,
@@ -326,25 +326,25 @@ CGFW_API int cgfw_ruleset__bytecode(const struct cgfw_ruleset *rs,
 
 	if (!rs || !text)
 		return libcgfw_err(-EINVAL);
-	sb_init(&sb);
+	cgfw_sb_init(&sb);
 	list_for_each_entry(t, &rs->tables, list) {
 		list_for_each_entry(s, &t->sets, list)
 			add_set(&sb, t, s->nl);
 		list_for_each_entry(c, &t->chains, list) {
 			list_for_each_entry(r, &c->rules, list) {
 				if (r->loc.line) {
-					sb_addf(&sb, "# %s:%u: ", rs->src.name,
+					cgfw_sb_addf(&sb, "# %s:%u: ", rs->src.name,
 						r->loc.line);
 					add_src_line(&sb, &rs->src, &r->loc);
-					sb_adds(&sb, "\n");
+					cgfw_sb_adds(&sb, "\n");
 				}
-				sb_addf(&sb, "cgroup %s %s\n", t->name,
+				cgfw_sb_addf(&sb, "cgroup %s %s\n", t->name,
 					c->name);
 				nftnl_expr_foreach(r->nl, print_expr, &sb);
-				sb_adds(&sb, "\n");
+				cgfw_sb_adds(&sb, "\n");
 			}
 		}
 	}
-	*text = sb_detach(&sb);
+	*text = cgfw_sb_detach(&sb);
 	return *text ? 0 : libcgfw_err(-ENOMEM);
 }

@@ -73,7 +73,7 @@ static const struct dtype *dtype_of(uint32_t type)
 	return NULL;
 }
 
-size_t model_type_fields(uint32_t type, uint32_t *out, size_t max)
+size_t cgfw_model_type_fields(uint32_t type, uint32_t *out, size_t max)
 {
 	uint32_t v[8];
 	size_t n = 0, i;
@@ -91,7 +91,7 @@ size_t model_type_fields(uint32_t type, uint32_t *out, size_t max)
 	return n;
 }
 
-const char *model_type_name(uint32_t type)
+const char *cgfw_model_type_name(uint32_t type)
 {
 	const struct dtype *d = dtype_of(type);
 
@@ -215,11 +215,11 @@ static uint32_t field_len(uint32_t type)
 	return d && d->size ? (d->size + 3) / 4 * 4 : 0;
 }
 
-size_t model_key_values(uint32_t type, uint32_t byteorder, const uint8_t *key,
+size_t cgfw_model_key_values(uint32_t type, uint32_t byteorder, const uint8_t *key,
 			uint32_t len, struct model_value *out, size_t max)
 {
 	uint32_t types[8], off = 0, flen, i;
-	size_t n = model_type_fields(type, types, ARRAY_SIZE(types));
+	size_t n = cgfw_model_type_fields(type, types, ARRAY_SIZE(types));
 
 	if (n <= 1 || n > max) {	/* one field: the whole key */
 		if (!max)
@@ -243,7 +243,7 @@ whole:
 	return 1;
 }
 
-int model_prefix_len(uint32_t type, const uint8_t *lo, const uint8_t *hi,
+int cgfw_model_prefix_len(uint32_t type, const uint8_t *lo, const uint8_t *hi,
 		     uint32_t len)
 {
 	cgfw_u128 a, b, m;
@@ -262,7 +262,7 @@ int model_prefix_len(uint32_t type, const uint8_t *lo, const uint8_t *hi,
 	return -1;
 }
 
-const char *model_verdict_str(int32_t verdict)
+const char *cgfw_model_verdict_str(int32_t verdict)
 {
 	switch (verdict) {
 	case 1: /* NF_ACCEPT */

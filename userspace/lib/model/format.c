@@ -67,8 +67,8 @@ static void rule_text(struct strbuf *sb, const struct model_rule *r)
 	while ((n = next_word(t, &pos))) {
 		if (!counted && r->counter.present &&
 		    word_is(t + pos, n, "counter")) {
-			sb_addn(sb, t + at, pos + n - at);
-			sb_addf(sb, " packets %" PRIu64 " bytes %" PRIu64,
+			cgfw_sb_addn(sb, t + at, pos + n - at);
+			cgfw_sb_addf(sb, " packets %" PRIu64 " bytes %" PRIu64,
 				r->counter.packets, r->counter.bytes);
 			at = pos += n;
 			/* the user's own "packets N bytes M": replaced */
@@ -105,17 +105,17 @@ static void rule_text(struct strbuf *sb, const struct model_rule *r)
 			     word_is(t + p2, n2, "mbytes") ||
 			     word_is(t + p2, n2, "gbytes")))
 				pos = p2 + n2;
-			sb_addn(sb, t + at, pos - at);
-			sb_addf(sb, " used %" PRIu64 " bytes", r->quota_used);
+			cgfw_sb_addn(sb, t + at, pos - at);
+			cgfw_sb_addf(sb, " used %" PRIu64 " bytes", r->quota_used);
 			at = pos;
 			quoted = true;
 			continue;
 		}
 		pos += n;
 	}
-	sb_adds(sb, t + at);
+	cgfw_sb_adds(sb, t + at);
 	if (r->counter.present && !counted)
-		sb_addf(sb, " # counter packets %" PRIu64 " bytes %" PRIu64,
+		cgfw_sb_addf(sb, " # counter packets %" PRIu64 " bytes %" PRIu64,
 			r->counter.packets, r->counter.bytes);
 }
 
@@ -127,7 +127,7 @@ static void text_values(struct strbuf *sb, const struct model_value *v,
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		sb_addf(sb, "%s%s", i ? " . " : "", v[i].s);
+		cgfw_sb_addf(sb, "%s%s", i ? " . " : "", v[i].s);
 }
 
 static void json_value(struct cgfw_json *j, const struct model_value *v)
@@ -170,10 +170,10 @@ static void print_key(struct strbuf *sb, struct cgfw_json *j,
 		if (j)
 			cgfw_json_str(j, "*");
 		else
-			sb_adds(sb, "*");
+			cgfw_sb_adds(sb, "*");
 		return;
 	}
-	n = model_key_values(s->key_type, s->key_byteorder, e->key,
+	n = cgfw_model_key_values(s->key_type, s->key_byteorder, e->key,
 			     s->key_len, lo, MAX_FIELDS);
 	if (!e->key_end || !memcmp(e->key, e->key_end, s->key_len)) {
 		if (j)
@@ -182,7 +182,7 @@ static void print_key(struct strbuf *sb, struct cgfw_json *j,
 			text_values(sb, lo, n);
 		return;
 	}
-	plen = model_prefix_len(s->key_type, e->key, e->key_end, s->key_len);
+	plen = cgfw_model_prefix_len(s->key_type, e->key, e->key_end, s->key_len);
 	if (plen >= 0) {
 		if (j) {
 			cgfw_json_obj_open(j);
@@ -193,11 +193,11 @@ static void print_key(struct strbuf *sb, struct cgfw_json *j,
 			cgfw_json_obj_close(j);
 			cgfw_json_obj_close(j);
 		} else {
-			sb_addf(sb, "%s/%d", lo[0].s, plen);
+			cgfw_sb_addf(sb, "%s/%d", lo[0].s, plen);
 		}
 		return;
 	}
-	m = model_key_values(s->key_type, s->key_byteorder, e->key_end,
+	m = cgfw_model_key_values(s->key_type, s->key_byteorder, e->key_end,
 			     s->key_len, hi, MAX_FIELDS);
 	if (m != n)
 		n = m = 1;	/* print the whole keys */
@@ -228,9 +228,9 @@ static void print_key(struct strbuf *sb, struct cgfw_json *j,
 			cgfw_json_arr_close(j);
 			cgfw_json_obj_close(j);
 		} else if (same) {
-			sb_addf(sb, "%s%s", i ? " . " : "", lo[i].s);
+			cgfw_sb_addf(sb, "%s%s", i ? " . " : "", lo[i].s);
 		} else {
-			sb_addf(sb, "%s%s-%s", i ? " . " : "", lo[i].s,
+			cgfw_sb_addf(sb, "%s%s-%s", i ? " . " : "", lo[i].s,
 				hi[i].s);
 		}
 	}
@@ -246,9 +246,9 @@ static void print_data(struct strbuf *sb, struct cgfw_json *j,
 	size_t n;
 
 	if (s->data_type == NFT_DATA_VERDICT) {
-		verdict = model_verdict_str(e->verdict);
+		verdict = cgfw_model_verdict_str(e->verdict);
 		if (!j) {
-			sb_addf(sb, " : %s%s%s", verdict, e->chain ? " " : "",
+			cgfw_sb_addf(sb, " : %s%s%s", verdict, e->chain ? " " : "",
 				e->chain ? e->chain : "");
 			return;
 		}
@@ -266,13 +266,13 @@ static void print_data(struct strbuf *sb, struct cgfw_json *j,
 	}
 	if (!e->data)
 		return;
-	n = model_key_values(s->data_type, 0, e->data, s->data_len, v,
+	n = cgfw_model_key_values(s->data_type, 0, e->data, s->data_len, v,
 			     MAX_FIELDS);
 	if (j) {
 		json_values(j, v, n);
 		return;
 	}
-	sb_adds(sb, " : ");
+	cgfw_sb_adds(sb, " : ");
 	text_values(sb, v, n);
 }
 
@@ -285,18 +285,18 @@ static bool is_map(const struct model_set *s)
 static void type_text(struct strbuf *sb, uint32_t type, bool *known)
 {
 	uint32_t f[MAX_FIELDS];
-	size_t n = model_type_fields(type, f, MAX_FIELDS), i;
+	size_t n = cgfw_model_type_fields(type, f, MAX_FIELDS), i;
 	const char *name;
 
 	for (i = 0; i < n; i++) {
-		name = model_type_name(f[i]);
+		name = cgfw_model_type_name(f[i]);
 		if (!name) {
 			*known = false;
-			sb_addf(sb, "%s<nft datatype %u>", i ? " . " : "",
+			cgfw_sb_addf(sb, "%s<nft datatype %u>", i ? " . " : "",
 				f[i]);
 			continue;
 		}
-		sb_addf(sb, "%s%s", i ? " . " : "", name);
+		cgfw_sb_addf(sb, "%s%s", i ? " . " : "", name);
 	}
 }
 
@@ -315,42 +315,42 @@ static void text_set(struct strbuf *sb, const struct model_set *s)
 	bool known = true, any = false;
 	size_t i;
 
-	sb_addf(sb, "\t%s %s {\n\t\ttype ", is_map(s) ? "map" : "set",
+	cgfw_sb_addf(sb, "\t%s %s {\n\t\ttype ", is_map(s) ? "map" : "set",
 		s->name);
 	type_text(sb, s->key_type, &known);
 	if (is_map(s)) {
-		sb_adds(sb, " : ");
+		cgfw_sb_adds(sb, " : ");
 		if (s->data_type == NFT_DATA_VERDICT)
-			sb_adds(sb, "verdict");
+			cgfw_sb_adds(sb, "verdict");
 		else
 			type_text(sb, s->data_type, &known);
 	}
-	sb_adds(sb, "\n");
+	cgfw_sb_adds(sb, "\n");
 	for (i = 0; i < ARRAY_SIZE(set_flags); i++) {
 		if (!(s->flags & set_flags[i].flag))
 			continue;
-		sb_addf(sb, "%s%s", any ? "," : "\t\tflags ",
+		cgfw_sb_addf(sb, "%s%s", any ? "," : "\t\tflags ",
 			set_flags[i].name);
 		any = true;
 	}
 	if (any)
-		sb_adds(sb, "\n");
+		cgfw_sb_adds(sb, "\n");
 	if (!known)
-		sb_adds(sb, "\t\t# cgfw does not know a type of this set: its values are shown in hexadecimal\n");
+		cgfw_sb_adds(sb, "\t\t# cgfw does not know a type of this set: its values are shown in hexadecimal\n");
 	if (s->where)
-		sb_addf(sb, "\t\t# %zu elements, %s\n", s->n_elems, s->where);
+		cgfw_sb_addf(sb, "\t\t# %zu elements, %s\n", s->n_elems, s->where);
 	if (s->n_elems) {
-		sb_adds(sb, "\t\telements = { ");
+		cgfw_sb_adds(sb, "\t\telements = { ");
 		for (i = 0; i < s->n_elems; i++) {
 			if (i)
-				sb_adds(sb, i % 4 ? ", " : ",\n\t\t\t     ");
+				cgfw_sb_adds(sb, i % 4 ? ", " : ",\n\t\t\t     ");
 			print_key(sb, NULL, s, &s->elems[i]);
 			if (is_map(s))
 				print_data(sb, NULL, s, &s->elems[i]);
 		}
-		sb_adds(sb, " }\n");
+		cgfw_sb_adds(sb, " }\n");
 	}
-	sb_adds(sb, "\t}\n");
+	cgfw_sb_adds(sb, "\t}\n");
 }
 
 static const char *policy_str(uint32_t policy)
@@ -362,14 +362,14 @@ static void text_binding(struct strbuf *sb, const struct model_chain *c)
 {
 	switch (c->binding) {
 	case MODEL_BOUND:
-		sb_addf(sb, " # bound to cgroup id %" PRIu64, c->cgroup_id);
+		cgfw_sb_addf(sb, " # bound to cgroup id %" PRIu64, c->cgroup_id);
 		break;
 	case MODEL_STALE:
-		sb_addf(sb, " # STALE: bound to cgroup id %" PRIu64 ", which is no longer at this path; nothing here is filtered by this chain",
+		cgfw_sb_addf(sb, " # STALE: bound to cgroup id %" PRIu64 ", which is no longer at this path; nothing here is filtered by this chain",
 			c->cgroup_id);
 		break;
 	case MODEL_WAITING:
-		sb_adds(sb, " # WAITING: the cgroup does not exist yet");
+		cgfw_sb_adds(sb, " # WAITING: the cgroup does not exist yet");
 		break;
 	}
 }
@@ -378,31 +378,31 @@ static void text_chain(struct strbuf *sb, const struct model_chain *c)
 {
 	size_t i;
 
-	sb_addf(sb, "\tchain %s {\n", c->name);
+	cgfw_sb_addf(sb, "\tchain %s {\n", c->name);
 	if (c->base) {
-		sb_addf(sb, "\t\ttype filter hook %s cgroup \"%s\" priority %d; policy %s;",
+		cgfw_sb_addf(sb, "\t\ttype filter hook %s cgroup \"%s\" priority %d; policy %s;",
 			cgfw_dir_str(c->dir), c->cgroup_path, c->priority,
 			policy_str(c->policy));
 		text_binding(sb, c);
-		sb_adds(sb, "\n");
+		cgfw_sb_adds(sb, "\n");
 	}
 	for (i = 0; i < c->n_rules; i++) {
 		const struct model_rule *r = &c->rules[i];
 
-		sb_adds(sb, "\t\t");
+		cgfw_sb_adds(sb, "\t\t");
 		if (r->text)
 			rule_text(sb, r);
 		else
-			sb_adds(sb, "# a rule whose text cgfw does not know (it was added with insert, replace or a position)");
+			cgfw_sb_adds(sb, "# a rule whose text cgfw does not know (it was added with insert, replace or a position)");
 		if (r->text_cut)
-			sb_adds(sb, " ... # only the start of this rule's text was kept (nf_tables keeps 256 bytes of a rule's userdata)");
-		sb_adds(sb, "\n");
+			cgfw_sb_adds(sb, " ... # only the start of this rule's text was kept (nf_tables keeps 256 bytes of a rule's userdata)");
+		cgfw_sb_adds(sb, "\n");
 	}
 	if (c->base && c->policy_counter.present)
-		sb_addf(sb, "\t\t# policy %s: %" PRIu64 " packets, %" PRIu64 " bytes\n",
+		cgfw_sb_addf(sb, "\t\t# policy %s: %" PRIu64 " packets, %" PRIu64 " bytes\n",
 			policy_str(c->policy), c->policy_counter.packets,
 			c->policy_counter.bytes);
-	sb_adds(sb, "\t}\n");
+	cgfw_sb_adds(sb, "\t}\n");
 }
 
 static void text_table(struct strbuf *sb, const struct model_table *t)
@@ -410,21 +410,21 @@ static void text_table(struct strbuf *sb, const struct model_table *t)
 	size_t i;
 	bool first = true;
 
-	sb_addf(sb, "table cgroup %s {\t# backend %s, as %s\n", t->name,
+	cgfw_sb_addf(sb, "table cgroup %s {\t# backend %s, as %s\n", t->name,
 		t->backend, t->kernel_name);
 	if (t->note)
-		sb_addf(sb, "\t# %s\n", t->note);
+		cgfw_sb_addf(sb, "\t# %s\n", t->note);
 	for (i = 0; i < t->n_sets; i++, first = false) {
 		if (!first)
-			sb_adds(sb, "\n");
+			cgfw_sb_adds(sb, "\n");
 		text_set(sb, &t->sets[i]);
 	}
 	for (i = 0; i < t->n_chains; i++, first = false) {
 		if (!first)
-			sb_adds(sb, "\n");
+			cgfw_sb_adds(sb, "\n");
 		text_chain(sb, &t->chains[i]);
 	}
-	sb_adds(sb, "}\n");
+	cgfw_sb_adds(sb, "}\n");
 }
 
 /* ---- JSON ---- */
@@ -449,14 +449,14 @@ static void json_names(struct cgfw_json *j, const struct model_table *t)
 static void json_type(struct cgfw_json *j, uint32_t type)
 {
 	uint32_t f[MAX_FIELDS];
-	size_t n = model_type_fields(type, f, MAX_FIELDS), i;
+	size_t n = cgfw_model_type_fields(type, f, MAX_FIELDS), i;
 	const char *name;
 	char buf[32];
 
 	if (n > 1)
 		cgfw_json_arr_open(j);
 	for (i = 0; i < n; i++) {
-		name = model_type_name(f[i]);
+		name = cgfw_model_type_name(f[i]);
 		snprintf(buf, sizeof(buf), "%u", f[i]);
 		cgfw_json_str(j, name ? name : buf);
 	}
@@ -541,7 +541,7 @@ static void json_chain(struct cgfw_json *j, const struct model_table *t,
 		cgfw_json_key(j, "cgfw");
 		cgfw_json_obj_open(j);
 		cgfw_json_kv_u64(j, "cgroup_id", c->cgroup_id);
-		cgfw_json_kv_str(j, "binding", model_binding_str(c->binding));
+		cgfw_json_kv_str(j, "binding", cgfw_model_binding_str(c->binding));
 		if (c->policy_counter.present)
 			json_counter(j, "policy_counter", &c->policy_counter);
 		cgfw_json_obj_close(j);
@@ -632,7 +632,7 @@ CGFW_API int cgfw_listing__format(const struct cgfw_listing *l,
 	if (!l || !text || !CGFW_OPTS_VALID(NULL, opts, cgfw_format_opts))
 		return libcgfw_err(-EINVAL);
 	json = CGFW_OPTS_GET(opts, json, false);
-	sb_init(&sb);
+	cgfw_sb_init(&sb);
 	if (json) {
 		cgfw_json_init(&j, &sb);
 		cgfw_json_obj_open(&j);
@@ -650,14 +650,14 @@ CGFW_API int cgfw_listing__format(const struct cgfw_listing *l,
 			json_table(&j, &l->tables[i]);
 		cgfw_json_arr_close(&j);
 		cgfw_json_obj_close(&j);
-		sb_adds(&sb, "\n");
+		cgfw_sb_adds(&sb, "\n");
 	} else {
 		for (i = 0; i < l->n_tables; i++) {
 			if (i)
-				sb_adds(&sb, "\n");
+				cgfw_sb_adds(&sb, "\n");
 			text_table(&sb, &l->tables[i]);
 		}
 	}
-	*text = sb_detach(&sb);
+	*text = cgfw_sb_detach(&sb);
 	return *text ? 0 : libcgfw_err(-ENOMEM);
 }

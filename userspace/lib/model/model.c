@@ -25,27 +25,27 @@ static void *grow(void **v, size_t *n, size_t size)
 
 #define GROW(arr, n) ((typeof(arr))grow((void **)&(arr), &(n), sizeof(*(arr))))
 
-struct model_table *model_add_table(struct cgfw_listing *l)
+struct model_table *cgfw_model_add_table(struct cgfw_listing *l)
 {
 	return GROW(l->tables, l->n_tables);
 }
 
-struct model_chain *model_add_chain(struct model_table *t)
+struct model_chain *cgfw_model_add_chain(struct model_table *t)
 {
 	return GROW(t->chains, t->n_chains);
 }
 
-struct model_rule *model_add_rule(struct model_chain *c)
+struct model_rule *cgfw_model_add_rule(struct model_chain *c)
 {
 	return GROW(c->rules, c->n_rules);
 }
 
-struct model_set *model_add_set(struct model_table *t)
+struct model_set *cgfw_model_add_set(struct model_table *t)
 {
 	return GROW(t->sets, t->n_sets);
 }
 
-struct model_elem *model_add_elem(struct model_set *s)
+struct model_elem *cgfw_model_add_elem(struct model_set *s)
 {
 	struct model_elem *v;
 	size_t cap;
@@ -89,7 +89,7 @@ static void set_release(struct model_set *s)
 	free(s->where);
 }
 
-void model_table_release(struct model_table *t)
+void cgfw_model_table_release(struct model_table *t)
 {
 	size_t i;
 
@@ -112,12 +112,12 @@ CGFW_API void cgfw_listing__free(struct cgfw_listing *l)
 	if (!l)
 		return;
 	for (i = 0; i < l->n_tables; i++)
-		model_table_release(&l->tables[i]);
+		cgfw_model_table_release(&l->tables[i]);
 	free(l->tables);
 	free(l);
 }
 
-struct model_chain *model_find_chain(const struct model_table *t,
+struct model_chain *cgfw_model_find_chain(const struct model_table *t,
 				     const char *name)
 {
 	size_t i;
@@ -128,7 +128,7 @@ struct model_chain *model_find_chain(const struct model_table *t,
 	return NULL;
 }
 
-struct model_set *model_find_set(const struct model_table *t,
+struct model_set *cgfw_model_find_set(const struct model_table *t,
 				 const char *name)
 {
 	size_t i;
@@ -139,7 +139,7 @@ struct model_set *model_find_set(const struct model_table *t,
 	return NULL;
 }
 
-struct model_table *model_find_table(const struct cgfw_listing *l,
+struct model_table *cgfw_model_find_table(const struct cgfw_listing *l,
 				     const char *name, const char *backend)
 {
 	size_t i;
@@ -151,7 +151,7 @@ struct model_table *model_find_table(const struct cgfw_listing *l,
 	return NULL;
 }
 
-const char *model_binding_str(enum model_binding b)
+const char *cgfw_model_binding_str(enum model_binding b)
 {
 	switch (b) {
 	case MODEL_BOUND:
@@ -164,7 +164,7 @@ const char *model_binding_str(enum model_binding b)
 	return "?";
 }
 
-enum model_binding model_binding_of(const char *path, uint64_t id)
+enum model_binding cgfw_model_binding_of(const char *path, uint64_t id)
 {
 	struct stat st;
 
@@ -188,7 +188,7 @@ static int add_nftnl_elem(const uint8_t *key, const uint8_t *last,
 			  uint32_t len, struct nftnl_set_elem *e, void *data)
 {
 	struct model_set *ms = data;
-	struct model_elem *me = model_add_elem(ms);
+	struct model_elem *me = cgfw_model_add_elem(ms);
 	const void *d;
 	uint32_t dlen;
 
@@ -236,7 +236,7 @@ static uint32_t key_byteorder(const struct nftnl_set *s)
 	return 0;
 }
 
-int model_set_from_nftnl(struct model_set *ms, const struct nftnl_set *s)
+int cgfw_model_set_from_nftnl(struct model_set *ms, const struct nftnl_set *s)
 {
 	ms->name = strdup(nftnl_set_get_str(s, NFTNL_SET_NAME));
 	if (!ms->name)

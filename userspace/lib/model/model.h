@@ -22,7 +22,7 @@ enum model_binding {
 	MODEL_WAITING,		/* to nothing yet: the path does not exist */
 };
 
-const char *model_binding_str(enum model_binding b);
+const char *cgfw_model_binding_str(enum model_binding b);
 
 struct model_counter {
 	bool present;
@@ -96,28 +96,28 @@ struct cgfw_listing {
  * Growing arrays of the model. Each returns the new zeroed entry, or NULL
  * when out of memory.
  */
-struct model_table *model_add_table(struct cgfw_listing *l);
-struct model_chain *model_add_chain(struct model_table *t);
-struct model_rule *model_add_rule(struct model_chain *c);
-struct model_set *model_add_set(struct model_table *t);
-struct model_elem *model_add_elem(struct model_set *s);
+struct model_table *cgfw_model_add_table(struct cgfw_listing *l);
+struct model_chain *cgfw_model_add_chain(struct model_table *t);
+struct model_rule *cgfw_model_add_rule(struct model_chain *c);
+struct model_set *cgfw_model_add_set(struct model_table *t);
+struct model_elem *cgfw_model_add_elem(struct model_set *s);
 
-void model_table_release(struct model_table *t);
-struct model_chain *model_find_chain(const struct model_table *t,
+void cgfw_model_table_release(struct model_table *t);
+struct model_chain *cgfw_model_find_chain(const struct model_table *t,
 				     const char *name);
-struct model_set *model_find_set(const struct model_table *t,
+struct model_set *cgfw_model_find_set(const struct model_table *t,
 				 const char *name);
-struct model_table *model_find_table(const struct cgfw_listing *l,
+struct model_table *cgfw_model_find_table(const struct cgfw_listing *l,
 				     const char *name, const char *backend);
 
 /* The binding of a chain bound to cgroup @id by @path, as it is now. */
-enum model_binding model_binding_of(const char *path, uint64_t id);
+enum model_binding cgfw_model_binding_of(const char *path, uint64_t id);
 
 /*
  * The elements of an nf_tables set as the model holds them: intervals as
  * [first, last], from nft's start and end elements.
  */
 struct nftnl_set;
-int model_set_from_nftnl(struct model_set *ms, const struct nftnl_set *s);
+int cgfw_model_set_from_nftnl(struct model_set *ms, const struct nftnl_set *s);
 
 #endif /* CGFW_MODEL_MODEL_H */

@@ -90,7 +90,7 @@ static int kernel_table_name(struct build *b, const struct ir_table *t)
 	if ((size_t)snprintf(b->kname, sizeof(b->kname), "%s%s",
 			     b->tg->prefix, t->name) >= sizeof(b->kname) ||
 	    strlen(b->kname) > NAME_MAX_LEN) {
-		ctx_err_at(b->ctx, &b->rs->src, &t->loc,
+		cgfw_err_at(b->ctx, &b->rs->src, &t->loc,
 			   "table name '%s' is too long; use at most %zu characters",
 			   t->name, NAME_MAX_LEN - strlen(b->tg->prefix));
 		return -ENAMETOOLONG;
@@ -107,7 +107,7 @@ static int check_names(struct build *b, const struct ir_table *t)
 	list_for_each_entry(c, &t->chains, list) {
 		if (!strncmp(c->name, CGFW_CHAIN_PREFIX,
 			     strlen(CGFW_CHAIN_PREFIX))) {
-			ctx_err_at(b->ctx, &b->rs->src, &c->loc,
+			cgfw_err_at(b->ctx, &b->rs->src, &c->loc,
 				   "chain names starting with '%s' are cgfw's own; rename chain '%s'",
 				   CGFW_CHAIN_PREFIX, c->name);
 			return -EINVAL;
@@ -493,7 +493,7 @@ static int binding_udata(struct build *b, const struct ir_chain *c,
 	    !put_u64(ud, CGFW_UD_CHAIN_CGROUP_ID, c->cgroup.id) ||
 	    !nftnl_udata_put_strz(ud, CGFW_UD_CHAIN_CGROUP_PATH,
 				  c->cgroup.path)) {
-		ctx_err_at(b->ctx, &b->rs->src, &c->loc,
+		cgfw_err_at(b->ctx, &b->rs->src, &c->loc,
 			   "the cgroup path '%s' of chain '%s' is too long to record with it in nf_tables (%d bytes in all); shorten it",
 			   c->cgroup.path, c->name, NFT_USERDATA_MAXLEN);
 		return -ENAMETOOLONG;
@@ -528,7 +528,7 @@ static void emit_dispatch(struct build *b, const struct ir_chain *c)
 	}
 	snprintf(name, sizeof(name), CGFW_HOOK_PREFIX "%s", c->name);
 	if (strlen(name) > NAME_MAX_LEN) {
-		ctx_err_at(b->ctx, &b->rs->src, &c->loc,
+		cgfw_err_at(b->ctx, &b->rs->src, &c->loc,
 			   "chain name '%s' is too long for the emulated target; use at most %zu characters",
 			   c->name, NAME_MAX_LEN - strlen(CGFW_HOOK_PREFIX));
 		build_error(b, -ENAMETOOLONG);
@@ -689,7 +689,7 @@ int cgfw_nft_build(struct cgfw_ctx *ctx, const struct nft_target *tg,
 			break;
 	}
 	if (ret && !ctx->err.len)
-		ctx_err(ctx, "cannot build the nf_tables batch: %s",
+		cgfw_err(ctx, "cannot build the nf_tables batch: %s",
 			strerror(-ret));
 	free(b.scratch);
 	free(b.anon);

@@ -39,8 +39,9 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
-#include "backend.h"
+#include "backend_ops.h"
 #include "nl/netlink.h"
 
 #define CGFW_CHAIN_PREFIX	"cgfw_"		/* reserved for the chains below */
@@ -79,6 +80,25 @@ struct nft_target {
 };
 
 extern const struct nft_target cgfw_nft_emulated, cgfw_nft_native;
+
+/* The tables of a family: cgfw's, with the applies that made them. */
+struct nft_tables {
+	const struct nft_target *tg;
+	char **owned, **others;	/* kernel names */
+	size_t n_owned, n_others;
+	struct cgfw_apply_info *made_by;
+	int err;
+};
+
+struct mnl_socket;
+int cgfw_nft_list_tables(struct mnl_socket *nl, const struct nft_target *tg,
+			 struct nft_tables *ts);
+void cgfw_nft_tables_release(struct nft_tables *ts);
+/* The index of @s in @v, or -1. */
+ssize_t cgfw_nft_find(char **v, size_t n, const char *s);
+/* The tables of @tg as a backend lists them (backend_ops.tables). */
+int cgfw_nft_tables(struct cgfw_ctx *ctx, const struct nft_target *tg,
+		    struct backend_table **out, size_t *n);
 
 /* A table of @tg's family that cgfw made (from its userdata). */
 struct nftnl_table;

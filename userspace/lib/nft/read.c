@@ -42,7 +42,7 @@ static int read_ir(struct cgfw_ctx *ctx, const struct nft_target *tg,
 		.family = tg->family, .want = want_table, .data = &w,
 	};
 
-	return readback(ctx, out, &ro);
+	return cgfw_readback(ctx, out, &ro);
 }
 
 int cgfw_nft_read_ir(struct cgfw_ctx *ctx, const struct nft_target *tg,
@@ -149,7 +149,7 @@ static int rule_expr(struct nftnl_expr *e, void *data)
 
 static int add_rule(struct model_chain *mc, const struct ir_rule *r)
 {
-	struct model_rule *mr = model_add_rule(mc);
+	struct model_rule *mr = cgfw_model_add_rule(mc);
 	struct rule_ud u = { 0 };
 	const void *ud;
 	uint32_t len;
@@ -186,7 +186,7 @@ static void bind_from(struct model_chain *mc, const struct chain_ud *u)
 	mc->dir = u->dir == CGFW_INGRESS ? CGFW_INGRESS : CGFW_EGRESS;
 	mc->policy = u->policy;
 	mc->cgroup_id = u->id;
-	mc->binding = model_binding_of(u->path, u->id);
+	mc->binding = cgfw_model_binding_of(u->path, u->id);
 }
 
 /* The emulation: the user's chain, bound by cgfw_hook_C, policy in run. */
@@ -200,12 +200,12 @@ static int emulated_chain(struct model_table *mt, const struct ir_table *t,
 	struct model_rule tmp = { 0 };
 	struct chain_ud u;
 
-	mc = model_add_chain(mt);
+	mc = cgfw_model_add_chain(mt);
 	if (!mc || !(mc->name = strdup(c->name)))
 		return -ENOMEM;
 	mc->handle = nftnl_chain_get_u64(c->nl, NFTNL_CHAIN_HANDLE);
 	snprintf(name, sizeof(name), CGFW_HOOK_PREFIX "%s", c->name);
-	hook = ir_find_chain(t, name);
+	hook = cgfw_ir_find_chain(t, name);
 	if (hook) {
 		chain_ud(hook->nl, &u);
 		mc->priority = hook->priority;
@@ -216,7 +216,7 @@ static int emulated_chain(struct model_table *mt, const struct ir_table *t,
 				return -ENOMEM;
 		}
 		snprintf(name, sizeof(name), CGFW_RUN_PREFIX "%s", c->name);
-		run = ir_find_chain(t, name);
+		run = cgfw_ir_find_chain(t, name);
 		if (run && !list_empty(&run->rules)) {
 			/* the last rule: counter <policy> */
 			pol = list_entry(run->rules.prev, struct ir_rule, list);
@@ -229,7 +229,7 @@ static int emulated_chain(struct model_table *mt, const struct ir_table *t,
 
 static int native_chain(struct model_table *mt, const struct ir_chain *c)
 {
-	struct model_chain *mc = model_add_chain(mt);
+	struct model_chain *mc = cgfw_model_add_chain(mt);
 	struct chain_ud u;
 
 	if (!mc || !(mc->name = strdup(c->name)))
@@ -243,7 +243,7 @@ static int native_chain(struct model_table *mt, const struct ir_chain *c)
 		mc->priority = c->priority;
 		mc->policy = c->policy;
 		mc->cgroup_id = c->cgroup.id;
-		mc->binding = model_binding_of(u.path, c->cgroup.id);
+		mc->binding = cgfw_model_binding_of(u.path, c->cgroup.id);
 		mc->cgroup_path = strdup(u.path ? u.path : "");
 		if (!mc->cgroup_path)
 			return -ENOMEM;
@@ -258,7 +258,7 @@ static int native_chain(struct model_table *mt, const struct ir_chain *c)
 static int to_model(const struct nft_target *tg, const struct ir_table *t,
 		    struct cgfw_listing *l)
 {
-	struct model_table *mt = model_add_table(l);
+	struct model_table *mt = cgfw_model_add_table(l);
 	struct cgfw_apply_info ai;
 	const struct ir_chain *c;
 	const struct ir_set *s;
@@ -282,11 +282,11 @@ static int to_model(const struct nft_target *tg, const struct ir_table *t,
 	list_for_each_entry(s, &t->sets, list) {
 		if (s->anonymous)
 			continue;
-		struct model_set *ms = model_add_set(mt);
+		struct model_set *ms = cgfw_model_add_set(mt);
 
 		if (!ms)
 			return -ENOMEM;
-		ret = model_set_from_nftnl(ms, s->nl);
+		ret = cgfw_model_set_from_nftnl(ms, s->nl);
 		if (ret)
 			return ret;
 	}
@@ -309,16 +309,16 @@ int cgfw_nft_read(struct cgfw_ctx *ctx, const struct nft_target *tg,
 	struct ir_table *t;
 	int ret;
 
-	ir_init(&rs);
+	cgfw_ir_init(&rs);
 	ret = read_ir(ctx, tg, name, &rs);
 	list_for_each_entry(t, &rs.tables, list) {
 		if (ret)
 			break;
 		ret = to_model(tg, t, l);
 	}
-	ir_release(&rs);
+	cgfw_ir_release(&rs);
 	if (ret && !ctx->err.len)
-		ctx_err(ctx, "cannot read the installed %s tables: %s",
+		cgfw_err(ctx, "cannot read the installed %s tables: %s",
 			tg->backend, strerror(-ret));
 	return ret;
 }

@@ -167,7 +167,7 @@ int cgfw_nft_update(struct cgfw_ctx *ctx, const struct nft_target *tg,
 		}
 		n++;
 	}
-	ctx_reset(ctx);	/* a table not held here is no error */
+	cgfw_ctx_reset(ctx);	/* a table not held here is no error */
 	ret = n ? cgfw_nl_batch_commit(ctx, nl, &nb, &u->src) : -ENOENT;
 out:
 	cgfw_nl_batch_release(&nb);

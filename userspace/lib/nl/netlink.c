@@ -30,13 +30,13 @@ int cgfw_nl_open(struct cgfw_ctx *ctx, struct mnl_socket **out)
 	nl = mnl_socket_open(NETLINK_NETFILTER);
 	if (!nl) {
 		ret = -errno;
-		ctx_err(ctx, "cannot open a netfilter netlink socket: %s",
+		cgfw_err(ctx, "cannot open a netfilter netlink socket: %s",
 			strerror(errno));
 		return ret;
 	}
 	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
 		ret = -errno;
-		ctx_err(ctx, "cannot bind the netlink socket: %s",
+		cgfw_err(ctx, "cannot bind the netlink socket: %s",
 			strerror(errno));
 		mnl_socket_close(nl);
 		return ret;
@@ -186,7 +186,7 @@ int cgfw_nl_batch_commit(struct cgfw_ctx *ctx, struct mnl_socket *nl,
 	ssize_t n;
 
 	if (nb->err) {
-		ctx_err(ctx, "cannot build the netlink batch: %s",
+		cgfw_err(ctx, "cannot build the netlink batch: %s",
 			strerror(-nb->err));
 		return nb->err;
 	}
@@ -221,7 +221,7 @@ int cgfw_nl_batch_commit(struct cgfw_ctx *ctx, struct mnl_socket *nl,
 
 	if (mnl_socket_sendto(nl, nb->buf, nb->len) < 0) {
 		ret = -errno;
-		ctx_err(ctx, "cannot send the ruleset to the kernel: %s",
+		cgfw_err(ctx, "cannot send the ruleset to the kernel: %s",
 			strerror(errno));
 		return ret;
 	}
@@ -230,7 +230,7 @@ int cgfw_nl_batch_commit(struct cgfw_ctx *ctx, struct mnl_socket *nl,
 		n = mnl_socket_recvfrom(nl, rbuf, sizeof(rbuf));
 		if (n < 0) {
 			ret = -errno;
-			ctx_err(ctx, "no answer from nf_tables: %s",
+			cgfw_err(ctx, "no answer from nf_tables: %s",
 				strerror(errno));
 			return first_err ? : ret;
 		}
@@ -249,16 +249,16 @@ int cgfw_nl_batch_commit(struct cgfw_ctx *ctx, struct mnl_socket *nl,
 				continue;
 			/* the first failure is the cause; later ones follow */
 			msg = extack_msg(nlh);
-			sb_init(&why);
-			sb_addf(&why, "the kernel refused %s: %s",
+			cgfw_sb_init(&why);
+			cgfw_sb_addf(&why, "the kernel refused %s: %s",
 				o && o->what ? o->what : "the ruleset",
 				strerror(-e->error));
 			if (msg)
-				sb_addf(&why, " (%s)", msg);
-			sb_adds(&why, "; nothing was changed");
-			ctx_err_at(ctx, src, o ? o->loc : NULL, "%s",
+				cgfw_sb_addf(&why, " (%s)", msg);
+			cgfw_sb_adds(&why, "; nothing was changed");
+			cgfw_err_at(ctx, src, o ? o->loc : NULL, "%s",
 				   why.buf ? why.buf : "out of memory");
-			sb_release(&why);
+			cgfw_sb_release(&why);
 			first_err = e->error;
 		}
 	}

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Element commands on installed sets, compiled by nft, for the backends. */
-#ifndef CGFW_UPDATE_H
-#define CGFW_UPDATE_H
+/* Element commands on installed sets, compiled by nft (update.c), as
+ * the backends take them. */
+#ifndef CGFW_UPDATE_CMDS_H
+#define CGFW_UPDATE_CMDS_H
 
 #include "base/list.h"
 #include "front/rewrite.h"
@@ -23,4 +24,4 @@ struct upd_cmds {
 	struct list_head sets;	/* struct upd_set */
 };
 
-#endif /* CGFW_UPDATE_H */
+#endif /* CGFW_UPDATE_CMDS_H */

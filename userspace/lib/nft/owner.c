@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Which nf_tables tables are cgfw's, and which apply made each: the two
+ * targets' families and names, the userdata cgfw keeps on its tables
+ * (nft/nft.h), the list of a family's tables.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <libmnl/libmnl.h>
+#include <libnftnl/table.h>
+#include <libnftnl/udata.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nf_tables.h>
+
+#include "nft/nft.h"
+
+const struct nft_target cgfw_nft_emulated = {
+	.backend = "nft-emulated", .family = NFPROTO_INET,
+	.family_name = "inet", .prefix = "cgfw_",
+	.dispatch = true,
+};
+
+const struct nft_target cgfw_nft_native = {
+	.backend = "nft-native", .family = NFPROTO_CGROUP,
+	.family_name = "cgroup", .prefix = "",
+	.native = true,
+};
+
+/* ---- which tables are cgfw's ---- */
+
+struct table_ud {
+	const char *comment;
+	const char *name;
+	uint32_t format, with_bpf;
+	uint64_t gen;
+};
+
+static int table_ud_cb(const struct nftnl_udata *attr, void *data)
+{
+	struct table_ud *u = data;
+	const char *v = nftnl_udata_get(attr);
+	uint8_t len = nftnl_udata_len(attr);
+	bool strz = len && v[len - 1] == '\0';
+
+	switch (nftnl_udata_type(attr)) {
+	case 0:	/* NFTNL_UDATA_TABLE_COMMENT */
+		if (strz)
+			u->comment = v;
+		break;
+	case CGFW_UD_TABLE_FORMAT:
+		if (len == 4)
+			u->format = nftnl_udata_get_u32(attr);
+		break;
+	case CGFW_UD_TABLE_NAME:
+		if (strz)
+			u->name = v;
+		break;
+	case CGFW_UD_TABLE_GEN:
+		if (len == 8)
+			memcpy(&u->gen, v, 8);
+		break;
+	case CGFW_UD_TABLE_WITH_BPF:
+		if (len == 4)
+			u->with_bpf = nftnl_udata_get_u32(attr);
+		break;
+	}
+	return 0;
+}
+
+static void table_ud(const struct nftnl_table *t, struct table_ud *u)
+{
+	const void *ud;
+	uint32_t len;
+
+	memset(u, 0, sizeof(*u));
+	ud = nftnl_table_get_data(t, NFTNL_TABLE_USERDATA, &len);
+	if (ud)
+		nftnl_udata_parse(ud, len, table_ud_cb, u);
+}
+
+/*
+ * cgfw's: its userdata says so; or, made by cgfw before it kept TLVs, its
+ * comment starts with "cgfw: " (such a table is replaced and removed as
+ * cgfw's).
+ */
+bool cgfw_nft_owned(const struct nftnl_table *t, const struct nft_target *tg)
+{
+	const char *name = nftnl_table_get_str(t, NFTNL_TABLE_NAME);
+	struct table_ud u;
+
+	if (nftnl_table_get_u32(t, NFTNL_TABLE_FAMILY) != tg->family ||
+	    strncmp(name, tg->prefix, strlen(tg->prefix)))
+		return false;
+	table_ud(t, &u);
+	return u.format || (u.comment && !strncmp(u.comment,
+						  CGFW_OWNER_COMMENT,
+						  strlen(CGFW_OWNER_COMMENT)));
+}
+
+const char *cgfw_nft_user_name(const struct nftnl_table *t,
+			       const struct nft_target *tg)
+{
+	return nftnl_table_get_str(t, NFTNL_TABLE_NAME) + strlen(tg->prefix);
+}
+
+void cgfw_nft_made_by(const struct nftnl_table *t, const struct nft_target *tg,
+		      struct cgfw_apply_info *ai)
+{
+	struct table_ud u;
+
+	table_ud(t, &u);
+	ai->gen = u.gen;
+	ai->nft_family = tg->family;
+	ai->bpf = u.with_bpf;
+}
+
+static int push(char ***v, size_t *n, const char *s)
+{
+	char **p = realloc(*v, (*n + 1) * sizeof(**v));
+
+	if (!p)
+		return -ENOMEM;
+	*v = p;
+	p[*n] = strdup(s);
+	if (!p[*n])
+		return -ENOMEM;
+	(*n)++;
+	return 0;
+}
+
+static int tables_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct nft_tables *ts = data;
+	struct nftnl_table *t = nftnl_table_alloc();
+	struct cgfw_apply_info *g;
+	const char *name;
+
+	if (!t || nftnl_table_nlmsg_parse(nlh, t) < 0) {
+		ts->err = -ENOMEM;
+		goto out;
+	}
+	name = nftnl_table_get_str(t, NFTNL_TABLE_NAME);
+	if (!cgfw_nft_owned(t, ts->tg)) {
+		ts->err = ts->err ? : push(&ts->others, &ts->n_others, name);
+		goto out;
+	}
+	g = realloc(ts->made_by, (ts->n_owned + 1) * sizeof(*g));
+	if (!g) {
+		ts->err = -ENOMEM;
+		goto out;
+	}
+	ts->made_by = g;
+	cgfw_nft_made_by(t, ts->tg, &g[ts->n_owned]);
+	ts->err = ts->err ? : push(&ts->owned, &ts->n_owned, name);
+out:
+	if (t)
+		nftnl_table_free(t);
+	return MNL_CB_OK;
+}
+
+void cgfw_nft_tables_release(struct nft_tables *ts)
+{
+	size_t i;
+
+	for (i = 0; i < ts->n_owned; i++)
+		free(ts->owned[i]);
+	for (i = 0; i < ts->n_others; i++)
+		free(ts->others[i]);
+	free(ts->owned);
+	free(ts->others);
+	free(ts->made_by);
+	memset(ts, 0, sizeof(*ts));
+}
+
+/* The tables of @tg's family: cgfw's and the others. */
+int cgfw_nft_list_tables(struct mnl_socket *nl, const struct nft_target *tg,
+		       struct nft_tables *ts)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh;
+	int ret;
+
+	memset(ts, 0, sizeof(*ts));
+	ts->tg = tg;
+	nlh = nftnl_nlmsg_build_hdr(buf, NFT_MSG_GETTABLE, tg->family,
+				    NLM_F_DUMP, 1);
+	ret = cgfw_nl_dump(nl, nlh, tables_cb, ts);
+	return ts->err ? : ret;
+}
+
+ssize_t cgfw_nft_find(char **v, size_t n, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(v[i], s))
+			return i;
+	return -1;
+}
+
+int cgfw_nft_generation(struct cgfw_ctx *ctx, const struct nft_target *tg,
+			const char *name, uint64_t *gen)
+{
+	char kname[NFT_NAME_MAXLEN + 8];
+	struct mnl_socket *nl;
+	struct nft_tables ts;
+	ssize_t i;
+	int ret;
+
+	snprintf(kname, sizeof(kname), "%s%s", tg->prefix, name);
+	ret = cgfw_nl_open(ctx, &nl);
+	if (ret)
+		return ret;
+	ret = cgfw_nft_list_tables(nl, tg, &ts);
+	mnl_socket_close(nl);
+	i = ret ? -1 : cgfw_nft_find(ts.owned, ts.n_owned, kname);
+	if (!ret && i < 0)
+		ret = -ENOENT;
+	if (!ret)
+		*gen = ts.made_by[i].gen;
+	cgfw_nft_tables_release(&ts);
+	return ret;
+}
+
+int cgfw_nft_tables(struct cgfw_ctx *ctx, const struct nft_target *tg,
+		      struct backend_table **out, size_t *n)
+{
+	struct backend_table *v;
+	struct mnl_socket *nl;
+	struct nft_tables ts;
+	size_t i;
+	int ret;
+
+	*out = NULL;
+	*n = 0;
+	ret = cgfw_nl_open(ctx, &nl);
+	if (ret)
+		return ret;
+	ret = cgfw_nft_list_tables(nl, tg, &ts);
+	mnl_socket_close(nl);
+	v = ret ? NULL : calloc(ts.n_owned + 1, sizeof(*v));
+	if (!ret && !v)
+		ret = -ENOMEM;
+	for (i = 0; !ret && i < ts.n_owned; i++) {
+		v[i].name = strdup(ts.owned[i] + strlen(tg->prefix));
+		v[i].made_by = ts.made_by[i];
+		if (!v[i].name)
+			ret = -ENOMEM;
+		*n = i + 1;
+	}
+	cgfw_nft_tables_release(&ts);
+	if (ret) {
+		cgfw_backend_tables_free(v, *n);
+		*n = 0;
+		return ret;
+	}
+	*out = v;
+	return 0;
+}
