@@ -923,7 +923,7 @@ TEST_F(cg, refuses_to_replace_a_table_it_did_not_make)
 	EXPECT_NE(NULL, strstr(out, "was not made by cgfw"));
 }
 
-/* The ruleset of DESIGN.md section 1, with real resolvers and servers. */
+/* The ruleset of docs/design.rst ("The language"), with real resolvers and servers. */
 TEST_F(cg, design_example)
 {
 	ASSERT_EQ(0, run(NULL, 0,

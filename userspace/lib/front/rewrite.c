@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Rewrite: the first stage of the front end (DESIGN.md 2.1).
+ * Rewrite: the first stage of the front end (docs/design.rst).
  *
  * nft does not know the cgroup family. A small tokenizer (words, strings,
  * comments, braces, statement ends) walks the file's block structure and
