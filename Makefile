@@ -4,6 +4,9 @@
 #   make          build libcgfw, the cgfw command and the tests
 #   make check    all tests, here and in the patched kernel under QEMU;
 #                 ends with "N passed, N failed, N skipped"
+#   make install  the command, libcgfw (shared and static), its header,
+#                 libcgfw.pc and the man page (PREFIX, DESTDIR)
+#   make lint     the library's dependency order, checkpatch on the series
 #   make demo     a policy on a throwaway cgroup, with real traffic
 #   make bench    benchmarks (not part of check)
 #   make kernel   the 6.12 guest kernel (cached outside the checkout)
@@ -16,11 +19,23 @@ BUILD ?= build
 CC ?= gcc
 V ?= 0
 
+PREFIX ?= /usr/local
+SBINDIR ?= $(PREFIX)/sbin
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR ?= $(PREFIX)/share/man
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+
+VERSION := $(shell sed -n 's/^\#define CGFW_VERSION "\(.*\)"/\1/p' \
+	userspace/include/cgfw/cgfw.h)
+SONAME := libcgfw.so.0
+
 PKGS := libnftables libnftnl libmnl libbpf libelf
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
 CFLAGS ?= -O2 -g
+LDFLAGS ?=
 WARN := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes \
 	-Wstrict-prototypes -Wformat=2 -Wno-format-nonliteral
 ALL_CFLAGS = -std=gnu11 $(WARN) -D_GNU_SOURCE -Iuserspace/include \
@@ -42,25 +57,28 @@ DEB_PKGS := gcc make pkg-config libnftnl-dev libmnl-dev libnftables-dev \
 LIB_SRCS := $(wildcard userspace/lib/*.c userspace/lib/*/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 LIB_A := $(BUILD)/libcgfw.a
-LIB_SO := $(BUILD)/libcgfw.so.0
+LIB_SO := $(BUILD)/libcgfw.so.$(VERSION)
 CGFW := $(BUILD)/cgfw
+CGFW_INSTALL := $(BUILD)/install/cgfw
 TRAFFIC := $(BUILD)/cgfw-traffic
 
 KSRC_TAR := /usr/src/linux-source-6.12.tar.xz
 KSFT := $(BUILD)/ksft
 KSFT_H := $(KSFT)/kselftest_harness.h
 # what the test programs and the benchmark share
-PROBE_H := selftests/netprobe.h selftests/cgfwcmd.h selftests/listjson.h
+TEST_LIB := tests/lib
+PROBE_H := $(TEST_LIB)/netprobe.h $(TEST_LIB)/cgfwcmd.h $(TEST_LIB)/listjson.h
 
-TEST_PROGS := $(BUILD)/tests/test_rewrite $(BUILD)/tests/cgfw_selftest \
+UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,\
+	$(wildcard tests/unit/*.c))
+TEST_PROGS := $(UNIT_TESTS) $(BUILD)/tests/cgfw_selftest \
 	$(BUILD)/tests/difftest $(BUILD)/tests/testrun \
 	$(BUILD)/tests/nft_cgroup_skb
 
 .PHONY: all deps check check-run demo demo-run bench bench-run kernel vm-check \
-	vm-check-debug vm-bench vm-deps \
-	clean docs lint
+	vm-check-debug vm-bench vm-deps clean docs lint install uninstall
 
-all: $(CGFW) $(LIB_SO) $(TRAFFIC) $(TEST_PROGS) docs
+all: $(CGFW) $(CGFW_INSTALL) $(LIB_SO) $(LIB_A) $(TRAFFIC) $(TEST_PROGS) docs
 
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do \
@@ -99,9 +117,9 @@ bench-run: $(CGFW) $(BUILD)/bench/cgfw_bench
 $(BUILD)/bench/cgfw_bench: bench/cgfw_bench.c $(PROBE_H)
 	$(call msg,CC,$@)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< $(PKG_LIBS)
+	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< $(LDFLAGS) $(PKG_LIBS)
 
-# The guest kernel and the VM: not part of check yet (docs/status.rst).
+# The guest kernel and the VM.
 VM_DEB_PKGS := flex bison bc libssl-dev cpio ccache qemu-system-x86 \
 	xz-utils linux-source-6.12
 
@@ -111,13 +129,16 @@ vm-deps:
 		grep -q '^install ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 		echo "make vm-deps: installing" $$missing; \
+		if [ "$$(id -u)" != 0 ]; then \
+			echo "make vm-deps: run as root to install them" >&2; \
+			exit 1; fi; \
 		apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 			$$missing >/dev/null || exit 1; \
 	fi
 
-# Debian's 6.12 with kernel-patches/ (the series is empty so far), cached
-# outside the checkout in /var/cache/cgfw-kernel.
+# Debian's 6.12 with kernel-patches/, cached outside the checkout in
+# /var/cache/cgfw-kernel.
 kernel: vm-deps
 	$(Q)tools/vm/build-kernel.sh
 
@@ -131,7 +152,7 @@ vm-check: deps vm-deps
 # config-debug): not part of check, its first build takes about an hour.
 vm-check-debug: deps vm-deps
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)tools/vm/run.sh -t 5400 -k "$$(tools/vm/build-kernel.sh debug)" \
+	$(Q)tools/vm/run.sh -t 7200 -k "$$(tools/vm/build-kernel.sh debug)" \
 		tools/vm/guest-tests.sh $(BUILD)
 
 # The benchmarks inside the patched kernel, where the native family is one
@@ -140,6 +161,8 @@ vm-bench: deps vm-deps
 	$(Q)$(MAKE) --no-print-directory $(CGFW) $(BUILD)/bench/cgfw_bench
 	$(Q)tools/vm/run.sh -t 3600 BENCH_OUT=/tmp/bench BENCH_RULES='"1 2048"' \
 		bench/run.sh $(BUILD)
+
+# ---- the library and the command ----
 
 $(BUILD)/%.o: %.c
 	$(call msg,CC,$@)
@@ -152,18 +175,54 @@ $(LIB_A): $(LIB_OBJS)
 
 $(LIB_SO): $(LIB_OBJS) userspace/lib/libcgfw.map
 	$(call msg,LD,$@)
-	$(Q)$(CC) -shared -Wl,-soname,libcgfw.so.0 \
+	$(Q)$(CC) -shared -Wl,-soname,$(SONAME) \
 		-Wl,--version-script=userspace/lib/libcgfw.map \
-		-o $@ $(LIB_OBJS) $(PKG_LIBS)
+		-o $@ $(LIB_OBJS) $(LDFLAGS) $(PKG_LIBS)
+	$(Q)ln -sf $(notdir $@) $(BUILD)/$(SONAME)
+	$(Q)ln -sf $(SONAME) $(BUILD)/libcgfw.so
 
-$(CGFW): $(BUILD)/userspace/cli/main.o $(LIB_A)
+# The command links the shared library; in the tree it finds it next to
+# itself, installed where the system finds libraries.
+$(CGFW): $(BUILD)/userspace/cli/main.o $(LIB_SO)
 	$(call msg,LD,$@)
-	$(Q)$(CC) -o $@ $^ $(PKG_LIBS)
+	$(Q)$(CC) -o $@ $< -L$(BUILD) -lcgfw -Wl,-rpath,'$$ORIGIN' $(LDFLAGS)
+
+$(CGFW_INSTALL): $(BUILD)/userspace/cli/main.o $(LIB_SO)
+	$(call msg,LD,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -o $@ $< -L$(BUILD) -lcgfw $(LDFLAGS)
 
 $(TRAFFIC): tools/traffic.c $(PROBE_H)
 	$(call msg,CC,$@)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(ALL_CFLAGS) -Iselftests -o $@ $<
+	$(Q)$(CC) $(ALL_CFLAGS) -I$(TEST_LIB) -o $@ $< $(LDFLAGS)
+
+install: $(CGFW_INSTALL) $(LIB_SO) $(LIB_A) docs
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(LIBDIR) \
+		$(DESTDIR)$(INCLUDEDIR)/cgfw $(DESTDIR)$(PKGCONFIGDIR)
+	install -m 755 $(CGFW_INSTALL) $(DESTDIR)$(SBINDIR)/cgfw
+	install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
+	ln -sf $(notdir $(LIB_SO)) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libcgfw.so
+	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
+	install -m 644 userspace/include/cgfw/cgfw.h \
+		$(DESTDIR)$(INCLUDEDIR)/cgfw/
+	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|' \
+		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|' \
+		-e 's|@PKGS@|$(PKGS)|' userspace/lib/libcgfw.pc.in \
+		> $(DESTDIR)$(PKGCONFIGDIR)/libcgfw.pc
+	if [ -f $(BUILD)/docs/cgfw.8 ]; then \
+		install -d $(DESTDIR)$(MANDIR)/man8 && \
+		install -m 644 $(BUILD)/docs/cgfw.8 $(DESTDIR)$(MANDIR)/man8/; fi
+	if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then ldconfig; fi
+
+uninstall:
+	rm -f $(DESTDIR)$(SBINDIR)/cgfw $(DESTDIR)$(LIBDIR)/libcgfw.so* \
+		$(DESTDIR)$(LIBDIR)/libcgfw.a $(DESTDIR)$(PKGCONFIGDIR)/libcgfw.pc \
+		$(DESTDIR)$(MANDIR)/man8/cgfw.8
+	rm -rf $(DESTDIR)$(INCLUDEDIR)/cgfw
+
+# ---- tests ----
 
 # kselftest_harness.h comes from the kernel source package, not from the tree.
 $(KSFT_H):
@@ -173,23 +232,30 @@ $(KSFT_H):
 		linux-source-6.12/tools/testing/selftests/kselftest_harness.h \
 		linux-source-6.12/tools/testing/selftests/kselftest.h
 
-TEST_CFLAGS = $(ALL_CFLAGS) -I$(KSFT) -Iuserspace/lib -Iselftests -Wno-unused-parameter \
-	-Wno-missing-prototypes -Wno-shadow -Wno-format-truncation -Wno-sign-compare
+TEST_CFLAGS = $(ALL_CFLAGS) -I$(KSFT) -Iuserspace/lib -I$(TEST_LIB) \
+	-Wno-unused-parameter -Wno-missing-prototypes -Wno-shadow \
+	-Wno-format-truncation -Wno-sign-compare
 
-$(BUILD)/tests/test_rewrite: userspace/tests/test_rewrite.c $(LIB_A) $(KSFT_H)
+# unit tests: the library's own functions, through the static archive
+$(BUILD)/tests/%: tests/unit/%.c $(LIB_A) $(KSFT_H)
 	$(call msg,CC,$@)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< $(LIB_A) $(PKG_LIBS)
+	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< $(LIB_A) $(LDFLAGS) $(PKG_LIBS)
 
-$(BUILD)/tests/cgfw_selftest: selftests/cgfw_selftest.c $(PROBE_H) $(KSFT_H)
+$(BUILD)/tests/cgfw_selftest: tests/selftests/cgfw_selftest.c $(PROBE_H) $(KSFT_H)
 	$(call msg,CC,$@)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $<
+	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< $(LDFLAGS)
 
-$(BUILD)/tests/difftest: selftests/difftest.c $(PROBE_H)
+$(BUILD)/tests/difftest: tests/selftests/difftest.c $(PROBE_H)
 	$(call msg,CC,$@)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(TEST_CFLAGS) -Wno-unused-result -o $@ $<
+	$(Q)$(CC) $(TEST_CFLAGS) -Wno-unused-result -o $@ $< $(LDFLAGS)
+
+$(BUILD)/tests/testrun: tests/selftests/testrun.c $(PROBE_H) $(KSFT_H)
+	$(call msg,CC,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< $(LDFLAGS) $(PKG_LIBS)
 
 # The kernel series' selftest, built from the patch that adds it to the
 # kernel tree (tools/patch-file.sh): one source, no copy.
@@ -206,12 +272,7 @@ $(KSFT)/net/netfilter/nft_cgroup_skb.c: $(KPATCHES) tools/patch-file.sh
 $(BUILD)/tests/nft_cgroup_skb: $(KSFT)/net/netfilter/nft_cgroup_skb.c $(KSFT_H)
 	$(call msg,CC,$@)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) -O2 -g -Wall -Werror $(MNL_CFLAGS) -o $@ $< $(MNL_LIBS)
-
-$(BUILD)/tests/testrun: selftests/testrun.c $(PROBE_H) $(KSFT_H)
-	$(call msg,CC,$@)
-	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< $(PKG_LIBS)
+	$(Q)$(CC) -O2 -g -Wall -Werror $(MNL_CFLAGS) -o $@ $< $(LDFLAGS) $(MNL_LIBS)
 
 # Man page: rendered from its rst source when docutils is there.
 docs: $(BUILD)/docs/cgfw.8
@@ -222,8 +283,8 @@ $(BUILD)/docs/cgfw.8: docs/cgfw.8.rst
 	$(Q)if command -v rst2man >/dev/null; then rst2man --halt=warning $< $@; \
 	else echo "rst2man missing (python3-docutils): man page not built" >&2; fi
 
-lint:
-	$(Q)tools/check-headers.sh
+lint: $(LIB_A)
+	$(Q)tools/lint.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD)

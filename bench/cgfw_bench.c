@@ -333,6 +333,7 @@ int main(int argc, char **argv)
 	}
 	if (unshare(CLONE_NEWNET | CLONE_NEWNS) ||
 	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    probe_private_bpffs() ||
 	    probe_cgroup2_on_sys_fs_cgroup()) {
 		perror("namespaces (run as root)");
 		return 1;

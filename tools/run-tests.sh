@@ -31,19 +31,23 @@ run_one() {
 	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
 }
 
-run_one "rewrite (no root)" "$BUILD/tests/test_rewrite"
-run_one "golden bytecode" tools/golden.sh "$BUILD"
-run_one "bad input" selftests/bad_input.sh
+for t in "$BUILD"/tests/test_*; do
+	[ -x "$t" ] || continue
+	run_one "unit: $(basename "$t") (no root)" "$t"
+done
+run_one "the library's layers and installation" tools/lint.sh "$BUILD" --test
+run_one "golden bytecode" tests/golden.sh "$BUILD"
+run_one "bad input" tests/selftests/bad_input.sh
 run_one "selftests" "$BUILD/tests/cgfw_selftest"
 # bpf against nft on live traffic: 140 x 100 gives over 10,000 pairs after
 # the rulesets nft itself refuses; DIFF_RULESETS=N DIFF_SEED=S for more
 run_one "differential" "$BUILD/tests/difftest" -s "${DIFF_SEED:-1}" \
 	-r "${DIFF_RULESETS:-140}" -p 100
 run_one "crafted packets (bpf)" "$BUILD/tests/testrun"
-run_one "cli" selftests/cli.sh
+run_one "cli" tests/selftests/cli.sh
 # the kernel series' own selftest: skips where the kernel lacks the family
 run_one "kernel: nf_tables cgroup family" "$BUILD/tests/nft_cgroup_skb"
-run_one "nft 1.0.6 next to the cgroup family" selftests/nft_compat.sh
+run_one "nft 1.0.6 next to the cgroup family" tests/selftests/nft_compat.sh
 
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

@@ -235,7 +235,7 @@ static int recover(struct cgfw_ctx *ctx)
 	cgfw_backend_tables_free(lt.v, lt.n);
 	if (ret && !ctx->err.len)
 		cgfw_err(ctx, "cannot finish an interrupted apply: %s",
-			strerror(-ret));
+			 strerror(-ret));
 	return ret;
 }
 
@@ -349,7 +349,7 @@ static int remove_all(struct cgfw_ctx *ctx, const char *name)
 	}
 	if (name && !found) {
 		cgfw_err(ctx, "cgfw installed no table '%s' in this network namespace; 'cgfw list' shows what is installed",
-			name);
+			 name);
 		return -ENOENT;
 	}
 	return 0;
@@ -413,7 +413,7 @@ CGFW_API int cgfw_listing__new(struct cgfw_ctx *ctx,
 	}
 	if (!ret && table && !l->n_tables) {
 		cgfw_err(ctx, "cgfw installed no table '%s' in this network namespace; 'cgfw list' shows what is installed",
-			table);
+			 table);
 		ret = -ENOENT;
 	}
 	if (ret) {

@@ -50,8 +50,8 @@ static int collect_sets(struct cgfw_ctx *ctx, struct upd_cmds *u)
 		if (find_set(u, c->table, c->set))
 			continue;
 		s = calloc(1, sizeof(*s));
-		if (!s || !(s->table = strdup(c->table)) ||
-		    !(s->set = strdup(c->set))) {
+		if (!s || cgfw_strdup(&s->table, c->table) ||
+		    cgfw_strdup(&s->set, c->set)) {
 			if (s)
 				free(s->table);
 			free(s);
@@ -65,8 +65,8 @@ static int collect_sets(struct cgfw_ctx *ctx, struct upd_cmds *u)
 						&s->obj);
 		if (ret == -ENOENT)
 			cgfw_err_at(ctx, &u->src, &c->loc,
-				   "cgfw installed no table '%s' with a set '%s'; 'cgfw list %s' shows what it has",
-				   c->table, c->set, c->table);
+				    "cgfw installed no table '%s' with a set '%s'; 'cgfw list %s' shows what it has",
+				    c->table, c->set, c->table);
 		if (ret)
 			return ret;
 	}
@@ -276,7 +276,7 @@ CGFW_API int cgfw_update(struct cgfw_ctx *ctx, const char *name,
 		goto out;
 	if (u.rw.has_other) {
 		cgfw_err_at(ctx, &u.src, &u.rw.other_loc,
-			   "cgfw update takes 'add element' and 'delete element' commands only; tables, chains and rules go through 'cgfw apply'");
+			    "cgfw update takes 'add element' and 'delete element' commands only; tables, chains and rules go through 'cgfw apply'");
 		ret = -EINVAL;
 		goto out;
 	}

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Element commands on installed sets, compiled by nft (update.c), as
- * the backends take them. */
+/*
+ * Element commands on installed sets, compiled by nft (update.c), as the
+ * backends take them.
+ */
 #ifndef CGFW_UPDATE_CMDS_H
 #define CGFW_UPDATE_CMDS_H
 

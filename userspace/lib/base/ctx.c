@@ -20,7 +20,7 @@ bool cgfw_opts_check(struct cgfw_ctx *ctx, const void *opts, size_t known,
 	if (sz < sizeof(size_t)) {
 		if (ctx)
 			cgfw_err(ctx, "struct %s has a size of %zu: declare it with CGFW_OPTS()",
-				type, sz);
+				 type, sz);
 		return false;
 	}
 	for (i = known; i < sz; i++) {
@@ -29,7 +29,7 @@ bool cgfw_opts_check(struct cgfw_ctx *ctx, const void *opts, size_t known,
 		/* a field this library does not know, set: refused */
 		if (ctx)
 			cgfw_err(ctx, "struct %s has fields this libcgfw does not know (byte %zu is set); build against the libcgfw you run with",
-				type, i);
+				 type, i);
 		return false;
 	}
 	return true;
@@ -122,7 +122,7 @@ const char *cgfw_src_line(const struct cgfw_source *src, unsigned int line,
 }
 
 void cgfw_err_at(struct cgfw_ctx *ctx, const struct cgfw_source *src,
-		const struct cgfw_loc *loc, const char *fmt, ...)
+		 const struct cgfw_loc *loc, const char *fmt, ...)
 {
 	const char *line;
 	unsigned int i;

@@ -40,7 +40,7 @@ void cgfw_ctx_reset(struct cgfw_ctx *ctx);
 void cgfw_err(struct cgfw_ctx *ctx, const char *fmt, ...) __printf(2, 3);
 /* Add "FILE:L:C-C: Error: msg" plus the source line and carets. */
 void cgfw_err_at(struct cgfw_ctx *ctx, const struct cgfw_source *src,
-		const struct cgfw_loc *loc, const char *fmt, ...)
+		 const struct cgfw_loc *loc, const char *fmt, ...)
 	__printf(4, 5);
 
 /* Send a message to the print callback, if its level is wanted. */

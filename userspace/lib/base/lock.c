@@ -81,7 +81,7 @@ static int lock_netns(struct cgfw_ctx *ctx, int *out)
 			ret = -errno;
 			close(fd);
 			cgfw_err(ctx, "cannot take cgfw's lock of this network namespace: %s",
-				strerror(-ret));
+				 strerror(-ret));
 			return ret;
 		}
 		waiting(ctx, &said, "this network namespace");

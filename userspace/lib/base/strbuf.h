@@ -6,6 +6,8 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/list.h"
@@ -22,6 +24,13 @@ void cgfw_sb_addn(struct strbuf *sb, const char *s, size_t n);
 void cgfw_sb_adds(struct strbuf *sb, const char *s);
 void cgfw_sb_addf(struct strbuf *sb, const char *fmt, ...) __printf(2, 3);
 void cgfw_sb_vaddf(struct strbuf *sb, const char *fmt, va_list ap);
+/* *@to = a copy of @s (NULL: NULL); -ENOMEM if that failed. */
+static inline int cgfw_strdup(char **to, const char *s)
+{
+	*to = s ? strdup(s) : NULL;
+	return s && !*to ? -ENOMEM : 0;
+}
+
 /* Give the buffer away (NUL-terminated) or NULL if an append failed. */
 char *cgfw_sb_detach(struct strbuf *sb);
 

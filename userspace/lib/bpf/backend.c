@@ -30,7 +30,7 @@ static int bpf_probe(struct cgfw_ctx *ctx)
 		cgfw_err(ctx, "loading BPF programs needs CAP_BPF and CAP_NET_ADMIN (or CAP_SYS_ADMIN); run cgfw as root");
 	else
 		cgfw_err(ctx, "this kernel does not load BPF_PROG_TYPE_CGROUP_SKB programs (%s); use '-b nft'",
-			strerror(-fd));
+			 strerror(-fd));
 	return -EOPNOTSUPP;
 }
 
@@ -260,15 +260,15 @@ CGFW_API int cgfw_ruleset__bpf_asm(struct cgfw_ctx *ctx,
 			break;
 		for (i = 0; i < bt.n_maps; i++)
 			cgfw_sb_addf(&sb, "; map %zu: %s, type %u, key %u, value %u, %u entries (%u filled)\n",
-				i, bt.maps[i].name, bt.maps[i].type,
-				bt.maps[i].key_size, bt.maps[i].value_size,
-				bt.maps[i].max_entries, bt.maps[i].n_elems);
+				     i, bt.maps[i].name, bt.maps[i].type,
+				     bt.maps[i].key_size, bt.maps[i].value_size,
+				     bt.maps[i].max_entries, bt.maps[i].n_elems);
 		for (i = 0; i < bt.n_progs; i++) {
 			cgfw_sb_addf(&sb, "\n; table %s: %s program for cgroup %s (id %llu), %zu instructions\n",
-				t->name, cgfw_dir_str(bt.progs[i].dir),
-				bt.progs[i].cgroup->path,
-				(unsigned long long)bt.progs[i].cgroup->id,
-				bt.progs[i].em.n);
+				     t->name, cgfw_dir_str(bt.progs[i].dir),
+				     bt.progs[i].cgroup->path,
+				     (unsigned long long)bt.progs[i].cgroup->id,
+				     bt.progs[i].em.n);
 			cgfw_em_dump(&bt.progs[i].em, &sb);
 		}
 		cgfw_bpf_table_release(&bt);

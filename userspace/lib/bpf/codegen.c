@@ -58,10 +58,10 @@ static void refuse(struct cg *g, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	cgfw_err_at(g->ctx, &g->rs->src,
-		   g->rule && g->rule->loc.line ? &g->rule->loc :
-		   g->chain ? &g->chain->loc : NULL,
-		   "the bpf backend cannot do this: %s; use the nft backend (-b nft) for this rule",
-		   msg);
+		    g->rule && g->rule->loc.line ? &g->rule->loc :
+		    g->chain ? &g->chain->loc : NULL,
+		    "the bpf backend cannot do this: %s; use the nft backend (-b nft) for this rule",
+		    msg);
 	g->err = -EOPNOTSUPP;
 }
 
@@ -248,8 +248,8 @@ static void gen_quota(struct cg *g, struct nftnl_expr *e, int brk)
 	E(I_LDX(BPF_W, BPF_REG_2, R_CTX, offsetof(struct __sk_buff, len)));
 	E(I_MOV64_REG(BPF_REG_1, BPF_REG_2));
 	E(((struct bpf_insn){ .code = BPF_STX | BPF_DW | BPF_ATOMIC,
-			      .dst_reg = BPF_REG_0, .src_reg = BPF_REG_1,
-			      .imm = BPF_ADD | BPF_FETCH }));
+	   .dst_reg = BPF_REG_0, .src_reg = BPF_REG_1,
+	   .imm = BPF_ADD | BPF_FETCH }));
 	E(I_ALU64_REG(BPF_ADD, BPF_REG_1, BPF_REG_2));	/* the new total */
 	/* no match: not past the quota for "over", past it otherwise */
 	jmp_u64(g, over ? BPF_JLE : BPF_JGT, BPF_REG_1, quota, brk);
@@ -405,7 +405,7 @@ static void gen_prologue(struct cg *g)
 	E(I_LDX(BPF_W, BPF_REG_2, R_CTX, offsetof(struct __sk_buff, protocol)));
 	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, __builtin_bswap16(ETH_P_IP), ipv4);
 	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, __builtin_bswap16(ETH_P_IPV6),
-		   ipv6);
+			ipv6);
 	cgfw_em_goto(g->em, body);
 
 	cgfw_em_bind(g->em, ipv4);
@@ -964,7 +964,7 @@ static void gen_verdict(struct cg *g, int32_t verdict, const char *chain,
 		}
 		g->depth++;
 		cgfw_em_note(g->em, "%s %s", verdict == NFT_JUMP ? "jump" : "goto",
-			chain);
+			     chain);
 		/* jump: back to the next rule; goto: to our caller */
 		gen_chain(g, target, verdict == NFT_JUMP ? next : ret, accept);
 		g->depth--;
@@ -1174,7 +1174,7 @@ static void gen_rule(struct cg *g, const struct ir_rule *r, int ret,
 	g->rule = r;
 	if (r->loc.line)
 		cgfw_em_note(g->em, "chain %s, rule at %s:%u", g->chain->name,
-			g->rs->src.name, r->loc.line);
+			     g->rs->src.name, r->loc.line);
 	else
 		cgfw_em_note(g->em, "chain %s, a rule", g->chain->name);
 	while (!g->err && !g->em->err && (e = nftnl_expr_iter_next(it)))
@@ -1318,8 +1318,8 @@ static void gen_run(struct cg *g, const struct ir_rule **rules, size_t n,
 	shape_of(rules[0], s);
 	g->rule = rules[0];
 	cgfw_em_note(g->em, "chain %s, rules at %s:%u-%u: %zu rules, one lookup",
-		g->chain->name, g->rs->src.name, rules[0]->loc.line,
-		rules[n - 1]->loc.line, n);
+		     g->chain->name, g->rs->src.name, rules[0]->loc.line,
+		     rules[n - 1]->loc.line, n);
 	for (i = 0; i < (size_t)s->key; i++)
 		gen_expr(g, s->e[i], next, ret, accept);
 
@@ -1490,13 +1490,13 @@ static void gen_base_chain(struct cg *g, const struct ir_chain *c)
 	int policy = cgfw_em_label(g->em), end = cgfw_em_label(g->em);
 
 	cgfw_em_note(g->em, "chain %s: hook %s cgroup \"%s\" priority %d", c->name,
-		cgfw_dir_str(c->dir), c->cgroup.path, c->priority);
+		     cgfw_dir_str(c->dir), c->cgroup.path, c->priority);
 	gen_chain(g, c, policy, end);
 	cgfw_em_bind(g->em, policy);
 	g->chain = c;
 	g->rule = NULL;
 	cgfw_em_note(g->em, "chain %s: policy %s", c->name,
-		c->policy == NF_DROP ? "drop" : "accept");
+		     c->policy == NF_DROP ? "drop" : "accept");
 	gen_count(g, NULL);
 	if (c->policy == NF_DROP) {
 		E(I_MOV64_IMM(BPF_REG_0, 0));
@@ -1517,7 +1517,7 @@ int cgfw_bpf_generate(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 	/* what the program enforces is described by a map it carries */
 	cgfw_em_note(&p->em, "the table's description (bpf/desc.h)");
 	cgfw_em_ld_imm64(&p->em, BPF_REG_0, BPF_PSEUDO_MAP_FD,
-		    MAP_IDX_BIAS + bt->desc_map);
+			 MAP_IDX_BIAS + bt->desc_map);
 	gen_prologue(g);
 	for (i = 0; i < p->n_chains && !g->err; i++)
 		gen_base_chain(g, p->chains[i]);
@@ -1530,14 +1530,14 @@ int cgfw_bpf_generate(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 		n_maps += !bt->maps[i].inline_only;
 	if (n_maps > MAX_MAPS) {
 		cgfw_err_at(ctx, &rs->src, &bt->table->loc,
-			   "table '%s' needs %zu BPF maps (its sets, counters, quotas), more than the %d one program may use; merge sets, or use the nft backend",
-			   bt->table->name, n_maps, MAX_MAPS);
+			    "table '%s' needs %zu BPF maps (its sets, counters, quotas), more than the %d one program may use; merge sets, or use the nft backend",
+			    bt->table->name, n_maps, MAX_MAPS);
 		return -E2BIG;
 	}
 	if (cgfw_em_finish(&p->em)) {
 		cgfw_err_at(ctx, &rs->src, &bt->table->loc,
-			   "the program for table '%s' is too large for BPF (%zu instructions, or a jump too far); use sets or the nft backend",
-			   bt->table->name, p->em.n);
+			    "the program for table '%s' is too large for BPF (%zu instructions, or a jump too far); use sets or the nft backend",
+			    bt->table->name, p->em.n);
 		return p->em.err;
 	}
 	return 0;

@@ -30,8 +30,10 @@ enum {
 	DESC_WITH_NFT,		/* u32: the apply's nft family, or 0 */
 };
 
-enum { DC_UNSPEC, DC_NAME, DC_BASE, DC_DIR, DC_POLICY, DC_PRIORITY,
-       DC_CGROUP_PATH, DC_CGROUP_ID };
+enum {
+	DC_UNSPEC, DC_NAME, DC_BASE, DC_DIR, DC_POLICY, DC_PRIORITY,
+	DC_CGROUP_PATH, DC_CGROUP_ID,
+};
 enum { DR_UNSPEC, DR_CHAIN, DR_TEXT, DR_COUNTER, DR_QUOTA };
 enum { DS_UNSPEC, DS_NAME, DS_MAP_ID, DS_NLSET };
 enum { DP_UNSPEC, DP_DIR, DP_CGROUP_ID, DP_COUNTERS_ID };
@@ -99,7 +101,7 @@ static void nest_end(struct strbuf *sb, size_t at)
 }
 
 void cgfw_desc_put_header(struct strbuf *sb, uint64_t gen, uint32_t with_nft,
-		     const char *table)
+			  const char *table)
 {
 	put_u32(sb, DESC_FORMAT, CGFW_DESC_FORMAT);
 	put_u64(sb, DESC_GEN, gen);

@@ -84,7 +84,7 @@ struct desc {
 
 /* Writing: records appended to a buffer (bpf/desc.c). */
 void cgfw_desc_put_header(struct strbuf *sb, uint64_t gen, uint32_t with_nft,
-		     const char *table);
+			  const char *table);
 void cgfw_desc_put_chain(struct strbuf *sb, const struct desc_chain *c);
 void cgfw_desc_put_rule(struct strbuf *sb, const struct desc_rule *r);
 void cgfw_desc_put_set(struct strbuf *sb, const struct desc_set *s);

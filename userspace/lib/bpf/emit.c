@@ -58,8 +58,8 @@ void cgfw_em_emit(struct emitter *em, struct bpf_insn insn)
 void cgfw_em_ld_imm64(struct emitter *em, int dst, int src_reg, uint64_t imm)
 {
 	cgfw_em_emit(em, (struct bpf_insn){ .code = BPF_LD | BPF_DW | BPF_IMM,
-				       .dst_reg = dst, .src_reg = src_reg,
-				       .imm = (uint32_t)imm });
+		     .dst_reg = dst, .src_reg = src_reg,
+		     .imm = (uint32_t)imm });
 	cgfw_em_emit(em, (struct bpf_insn){ .imm = (uint32_t)(imm >> 32) });
 }
 
@@ -96,22 +96,22 @@ void cgfw_em_jmp_imm(struct emitter *em, int op, int dst, int32_t imm, int label
 {
 	add_fixup(em, label);
 	cgfw_em_emit(em, (struct bpf_insn){ .code = BPF_JMP | BPF_OP(op) | BPF_K,
-				       .dst_reg = dst, .imm = imm });
+		     .dst_reg = dst, .imm = imm });
 }
 
 void cgfw_em_jmp32_imm(struct emitter *em, int op, int dst, int32_t imm,
-		  int label)
+		       int label)
 {
 	add_fixup(em, label);
 	cgfw_em_emit(em, (struct bpf_insn){ .code = BPF_JMP32 | BPF_OP(op) | BPF_K,
-				       .dst_reg = dst, .imm = imm });
+		     .dst_reg = dst, .imm = imm });
 }
 
 void cgfw_em_jmp_reg(struct emitter *em, int op, int dst, int src, int label)
 {
 	add_fixup(em, label);
 	cgfw_em_emit(em, (struct bpf_insn){ .code = BPF_JMP | BPF_OP(op) | BPF_X,
-				       .dst_reg = dst, .src_reg = src });
+		     .dst_reg = dst, .src_reg = src });
 }
 
 void cgfw_em_goto(struct emitter *em, int label)
@@ -286,42 +286,42 @@ static void dump_insn(struct strbuf *sb, const struct bpf_insn *in, size_t i)
 	case BPF_ALU:
 		if (BPF_OP(in->code) == BPF_END)
 			cgfw_sb_addf(sb, "r%d = be%d r%d", in->dst_reg, in->imm,
-				in->dst_reg);
+				     in->dst_reg);
 		else if (BPF_SRC(in->code) == BPF_X)
 			cgfw_sb_addf(sb, "%sr%d %s %sr%d", cls == BPF_ALU ? "w" : "",
-				in->dst_reg, alu_ops[op],
-				cls == BPF_ALU ? "w" : "", in->src_reg);
+				     in->dst_reg, alu_ops[op],
+				     cls == BPF_ALU ? "w" : "", in->src_reg);
 		else
 			cgfw_sb_addf(sb, "%sr%d %s %d", cls == BPF_ALU ? "w" : "",
-				in->dst_reg, alu_ops[op], in->imm);
+				     in->dst_reg, alu_ops[op], in->imm);
 		break;
 	case BPF_LDX:
 		cgfw_sb_addf(sb, "r%d = *(%s *)(r%d %+d)", in->dst_reg, sz,
-			in->src_reg, in->off);
+			     in->src_reg, in->off);
 		break;
 	case BPF_STX:
 		cgfw_sb_addf(sb, "*(%s *)(r%d %+d) = r%d", sz, in->dst_reg, in->off,
-			in->src_reg);
+			     in->src_reg);
 		break;
 	case BPF_ST:
 		cgfw_sb_addf(sb, "*(%s *)(r%d %+d) = %d", sz, in->dst_reg, in->off,
-			in->imm);
+			     in->imm);
 		break;
 	case BPF_LD:
 		if (in->src_reg == BPF_PSEUDO_MAP_FD)
 			cgfw_sb_addf(sb, "r%d = map[fd %d]", in->dst_reg, in->imm);
 		else
 			cgfw_sb_addf(sb, "r%d = 0x%llx ll", in->dst_reg,
-				(unsigned long long)(uint32_t)in->imm |
-				((unsigned long long)(uint32_t)in[1].imm << 32));
+				     (unsigned long long)(uint32_t)in->imm |
+				     ((unsigned long long)(uint32_t)in[1].imm << 32));
 		break;
 	case BPF_JMP32:
 		if (BPF_OP(in->code) == BPF_JA)
 			cgfw_sb_addf(sb, "gotol %+d <%zu>", in->imm,
-				i + 1 + in->imm);
+				     i + 1 + in->imm);
 		else
 			cgfw_sb_addf(sb, "if w%d %s %d goto %+d <%zu>", in->dst_reg,
-				jmp_ops[op], in->imm, in->off, i + 1 + in->off);
+				     jmp_ops[op], in->imm, in->off, i + 1 + in->off);
 		break;
 	case BPF_JMP:
 		if (BPF_OP(in->code) == BPF_CALL)
@@ -330,14 +330,14 @@ static void dump_insn(struct strbuf *sb, const struct bpf_insn *in, size_t i)
 			cgfw_sb_adds(sb, "exit");
 		else if (BPF_OP(in->code) == BPF_JA)
 			cgfw_sb_addf(sb, "goto %+d <%zu>", in->off,
-				i + 1 + in->off);
+				     i + 1 + in->off);
 		else if (BPF_SRC(in->code) == BPF_X)
 			cgfw_sb_addf(sb, "if r%d %s r%d goto %+d <%zu>", in->dst_reg,
-				jmp_ops[op], in->src_reg, in->off,
-				i + 1 + in->off);
+				     jmp_ops[op], in->src_reg, in->off,
+				     i + 1 + in->off);
 		else
 			cgfw_sb_addf(sb, "if r%d %s %d goto %+d <%zu>", in->dst_reg,
-				jmp_ops[op], in->imm, in->off, i + 1 + in->off);
+				     jmp_ops[op], in->imm, in->off, i + 1 + in->off);
 		break;
 	default:
 		cgfw_sb_addf(sb, "(code 0x%02x)", in->code);

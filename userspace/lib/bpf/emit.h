@@ -90,7 +90,7 @@ void cgfw_em_bind(struct emitter *em, int label);
 void cgfw_em_jmp_imm(struct emitter *em, int op, int dst, int32_t imm, int label);
 /* The same on the low 32 bits: for values that are s32 in memory. */
 void cgfw_em_jmp32_imm(struct emitter *em, int op, int dst, int32_t imm,
-		  int label);
+		       int label);
 void cgfw_em_jmp_reg(struct emitter *em, int op, int dst, int src, int label);
 void cgfw_em_goto(struct emitter *em, int label);
 void cgfw_em_note(struct emitter *em, const char *fmt, ...) __printf(2, 3);

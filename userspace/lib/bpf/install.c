@@ -57,15 +57,15 @@ int cgfw_bpf_ensure_root(struct cgfw_ctx *ctx)
 		mkdir(CGFW_BPFFS, 0700);
 		if (mount("bpf", CGFW_BPFFS, "bpf", 0, "mode=0700")) {
 			ret = -errno;
-			cgfw_err(ctx, "no bpf file system at %s, and mounting one failed: %s; mount it (mount -t bpf bpf %s)",
-				CGFW_BPFFS, strerror(errno), CGFW_BPFFS);
+			cgfw_err(ctx, "no bpf file system at %s, and mounting one failed: %s; mount one (mount -t bpf none %s)",
+				 CGFW_BPFFS, strerror(errno), CGFW_BPFFS);
 			return ret;
 		}
 	}
 	if (mkdir(CGFW_PIN_ROOT, 0700) && errno != EEXIST) {
 		ret = -errno;
 		cgfw_err(ctx, "cannot make %s: %s", CGFW_PIN_ROOT,
-			strerror(errno));
+			 strerror(errno));
 		return ret;
 	}
 	return 0;
@@ -130,7 +130,7 @@ int cgfw_bpf_stage(struct cgfw_ctx *ctx, const struct bpf_table *bt)
 	if (rename(tmp, next)) {
 		ret = -errno;
 		cgfw_err(ctx, "cannot make %s the next generation: %s", next,
-			strerror(errno));
+			 strerror(errno));
 		remove_tree(tmp);
 		return ret;
 	}
@@ -239,7 +239,7 @@ static int open_cgroup(struct cgfw_ctx *ctx, int prog, enum cgfw_dir dir,
 	ret = cgfw_bpf_prog_desc(prog, &d);
 	if (ret) {
 		cgfw_err(ctx, "cannot read the description of a staged program: %s",
-			strerror(-ret));
+			 strerror(-ret));
 		return ret;
 	}
 	for (i = 0; i < d.n_chains && !path; i++)
@@ -255,9 +255,9 @@ static int open_cgroup(struct cgfw_ctx *ctx, int prog, enum cgfw_dir dir,
 	if (fd < 0) {
 		ret = -errno;
 		cgfw_err(ctx, "cannot attach to cgroup %s (id %" PRIu64 "): %s",
-			path ? path : "?", cgid,
-			ret == -ESTALE ? "it was removed, and another cgroup is at its path now" :
-			strerror(-ret));
+			 path ? path : "?", cgid,
+			 ret == -ESTALE ? "it was removed, and another cgroup is at its path now" :
+			 strerror(-ret));
 	}
 	cgfw_desc_release(&d);
 	return fd < 0 ? -errno : fd;
@@ -301,7 +301,7 @@ static int attach_one(struct cgfw_ctx *ctx, const char *dir,
 			ret = bpf_link_update(link, prog, NULL);
 			if (ret)
 				cgfw_err(ctx, "cannot swap the program on cgroup id %llu: %s",
-					cgid, strerror(-ret));
+					 cgid, strerror(-ret));
 		}
 		close(link);
 		close(prog);
@@ -319,7 +319,7 @@ static int attach_one(struct cgfw_ctx *ctx, const char *dir,
 	close(prog);
 	if (link < 0) {
 		cgfw_err(ctx, "cannot attach to cgroup id %llu: %s", cgid,
-			strerror(-link));
+			 strerror(-link));
 		return link;
 	}
 	ret = bpf_obj_pin(link, path);
@@ -432,7 +432,7 @@ int cgfw_bpf_remove(struct cgfw_ctx *ctx, const char *name)
 		ret = remove_tree(dir);
 		if (ret && ret != -ENOENT)
 			cgfw_err(ctx, "cannot remove %s: %s", dir,
-				strerror(-ret));
+				 strerror(-ret));
 		return ret;
 	}
 	d = opendir(CGFW_PIN_ROOT);
@@ -445,7 +445,7 @@ int cgfw_bpf_remove(struct cgfw_ctx *ctx, const char *name)
 		ret = remove_tree(dir);
 		if (ret)
 			cgfw_err(ctx, "cannot remove %s: %s", dir,
-				strerror(-ret));
+				 strerror(-ret));
 	}
 	closedir(d);
 	return ret;
@@ -465,7 +465,7 @@ int cgfw_bpf_pin_progs(struct cgfw_ctx *ctx, const struct bpf_table *bt,
 		ret = bpf_obj_pin(bt->progs[i].fd, path);
 		if (ret)
 			cgfw_err(ctx, "cannot pin %s: %s (is %s on a bpf file system?)",
-				path, strerror(-ret), dir);
+				 path, strerror(-ret), dir);
 		else
 			cgfw_sb_addf(pinned, "%s\n", path);
 	}

@@ -32,8 +32,8 @@ int cgfw_bpf_name_ok(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 {
 	if (strchr(t->name, '/') || strchr(t->name, '.') || t->name[0] == '_') {
 		cgfw_err_at(ctx, &rs->src, &t->loc,
-			   "table name '%s' cannot name a directory in bpffs (no '/' or '.', and no '_' first); rename the table",
-			   t->name);
+			    "table name '%s' cannot name a directory in bpffs (no '/' or '.', and no '_' first); rename the table",
+			    t->name);
 		return -EINVAL;
 	}
 	return 0;
@@ -62,7 +62,7 @@ static int load_btf(struct cgfw_ctx *ctx, const struct bpf_table *bt,
 			o.log_level = 1;
 			bpf_btf_load(raw, len, &o);
 			cgfw_err(ctx, "the kernel refused the BTF of a limit's state: %s; %s",
-				strerror(-fd), log);
+				 strerror(-fd), log);
 			free(log);
 		}
 	}
@@ -100,8 +100,8 @@ static int create_maps(struct cgfw_ctx *ctx, struct bpf_table *bt)
 		if (m->fd < 0) {
 			ret = m->fd;
 			cgfw_err(ctx, "cannot create BPF map %s (%u entries of %u+%u bytes): %s",
-				m->name, m->max_entries, m->key_size,
-				m->value_size, strerror(-ret));
+				 m->name, m->max_entries, m->key_size,
+				 m->value_size, strerror(-ret));
 			break;
 		}
 		for (j = 0; !ret && j < m->n_elems; j++) {
@@ -111,7 +111,7 @@ static int create_maps(struct cgfw_ctx *ctx, struct bpf_table *bt)
 				BPF_ANY);
 			if (ret)
 				cgfw_err(ctx, "cannot fill BPF map %s: %s",
-					m->name, strerror(-ret));
+					 m->name, strerror(-ret));
 		}
 	}
 	if (btf_fd >= 0)
@@ -313,7 +313,7 @@ static int create_desc(struct cgfw_ctx *ctx, struct bpf_table *bt,
 	}
 	if (ret)
 		cgfw_err(ctx, "cannot keep the description of table '%s' with its programs: %s",
-			bt->table->name, strerror(-ret));
+			 bt->table->name, strerror(-ret));
 	cgfw_sb_release(&sb);
 	return ret;
 }
@@ -355,9 +355,9 @@ static void verifier_error(struct cgfw_ctx *ctx, const struct bpf_table *bt,
 		if (*--tail == '\n')
 			lines++;
 	cgfw_err_at(ctx, &bt->rs->src, &bt->table->loc,
-		   "the kernel's verifier refused the %s program of table '%s' for cgroup %s (%s), at instruction %ld, from %s; the end of its log:\n%s",
-		   cgfw_dir_str(p->dir), bt->table->name, p->cgroup->path,
-		   strerror(-err), insn, rule, tail);
+		    "the kernel's verifier refused the %s program of table '%s' for cgroup %s (%s), at instruction %ld, from %s; the end of its log:\n%s",
+		    cgfw_dir_str(p->dir), bt->table->name, p->cgroup->path,
+		    strerror(-err), insn, rule, tail);
 }
 
 static int load_prog(struct cgfw_ctx *ctx, struct bpf_table *bt,

@@ -104,7 +104,7 @@ static int elem_value(const struct ir_table *t, struct nftnl_set_elem *e,
 			if (!t)
 				return -EOPNOTSUPP;
 			v[1] = chain_idx(t, nftnl_set_elem_get_str(e,
-							NFTNL_SET_ELEM_CHAIN));
+								   NFTNL_SET_ELEM_CHAIN));
 			if (v[1] < 0)
 				return -ENOENT;
 		}
@@ -133,7 +133,7 @@ int cgfw_bpf_add_range(struct bpf_map_spec *m, cgfw_u128 lo, cgfw_u128 hi,
 
 	while (lo <= hi) {
 		for (k = 0; k < bits && !(lo & low_mask(k + 1)) &&
-			    (lo | low_mask(k + 1)) <= hi; k++)
+		     (lo | low_mask(k + 1)) <= hi; k++)
 			;
 		plen = bits - k;
 		memcpy(key, &plen, 4);
@@ -191,8 +191,8 @@ static int catchall(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 		      NFT_SET_ELEM_CATCHALL))
 			continue;
 		cgfw_err_at(ctx, src, loc,
-			   "the bpf backend cannot do the catch-all element of set '%s' yet; use the nft backend",
-			   name);
+			    "the bpf backend cannot do the catch-all element of set '%s' yet; use the nft backend",
+			    name);
 		ret = -EOPNOTSUPP;
 	}
 	nftnl_set_elems_iter_destroy(it);
@@ -200,8 +200,8 @@ static int catchall(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 }
 
 int cgfw_bpf_set_spec(struct cgfw_ctx *ctx, const struct cgfw_source *src,
-		 const struct cgfw_loc *loc, const struct ir_table *table,
-		 const struct ir_set *set, struct bpf_map_spec *m)
+		      const struct cgfw_loc *loc, const struct ir_table *table,
+		      const struct ir_set *set, struct bpf_map_spec *m)
 {
 	const struct nftnl_set *s = set->nl;
 	const char *name = nftnl_set_get_str(s, NFTNL_SET_NAME);
@@ -218,8 +218,8 @@ int cgfw_bpf_set_spec(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 	    (flags & NFT_SET_INTERVAL && flags & NFT_SET_CONCAT) ||
 	    klen > 16 * 4) {
 		cgfw_err_at(ctx, src, loc,
-			   "the bpf backend cannot do set '%s' (timeouts, dynamic updates, objects, or interval concatenations); use the nft backend",
-			   set->anonymous ? "(anonymous)" : name);
+			    "the bpf backend cannot do set '%s' (timeouts, dynamic updates, objects, or interval concatenations); use the nft backend",
+			    set->anonymous ? "(anonymous)" : name);
 		return -EOPNOTSUPP;
 	}
 	memset(m, 0, sizeof(*m));
@@ -246,7 +246,7 @@ int cgfw_bpf_set_spec(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 	ret = ret ? : cgfw_set_elems(s, fill_elem, &f);
 	if (ret && ret != -EOPNOTSUPP && !ctx->err.len)
 		cgfw_err(ctx, "cannot turn set %s into a BPF map: %s", name,
-			strerror(-ret));
+			 strerror(-ret));
 	/* a few exact keys, fixed: comparisons beat a lookup, and no map */
 	m->inline_only = set->anonymous && !is_map && !ret &&
 			 m->type == BPF_MAP_TYPE_HASH &&
@@ -256,8 +256,8 @@ int cgfw_bpf_set_spec(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 		m->max_entries = 1;
 	if (ret == -EOPNOTSUPP && !ctx->err.len)
 		cgfw_err_at(ctx, src, loc,
-			   "set '%s': a jump or goto in a verdict map cannot be added in place; re-apply the table",
-			   name);
+			    "set '%s': a jump or goto in a verdict map cannot be added in place; re-apply the table",
+			    name);
 	return ret;
 }
 
@@ -336,7 +336,7 @@ void cgfw_bpf_table_release(struct bpf_table *bt)
 }
 
 int cgfw_bpf_compile_table(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
-		      const struct ir_table *t, struct bpf_table *bt)
+			   const struct ir_table *t, struct bpf_table *bt)
 {
 	const struct ir_chain *c;
 	const struct ir_set *s;
@@ -394,7 +394,7 @@ int cgfw_bpf_compile_table(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 err:
 	if (ret == -ENOMEM && !ctx->err.len)
 		cgfw_err(ctx, "out of memory compiling table '%s' to BPF",
-			t->name);
+			 t->name);
 	cgfw_bpf_table_release(bt);
 	return ret;
 }

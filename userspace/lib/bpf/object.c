@@ -95,9 +95,11 @@ static int map_def(struct btf *btf, int int_id, uint32_t limit_key,
 	int s, i, p[5], n = 3;
 
 	/* the member types first: a struct's fields must follow it */
-	for (i = 0; i < n; i++)
-		if ((p[i] = num(btf, int_id, v[i])) < 0)
+	for (i = 0; i < n; i++) {
+		p[i] = num(btf, int_id, v[i]);
+		if (p[i] < 0)
 			return p[i];
+	}
 	if (m->spin_lock) {
 		fields[n] = "key";
 		p[n++] = btf__add_ptr(btf, limit_key);
@@ -398,7 +400,7 @@ int cgfw_bpf_write_elf(struct cgfw_ctx *ctx, struct bpf_table *bts,
 				continue;
 			for (n = 0; n < m->n_elems; n++) {
 				cgfw_sb_addf(commands, "bpftool map update name %.6s_m%zu key hex",
-					bts[i].table->name, k);
+					     bts[i].table->name, k);
 				hex(commands, (uint8_t *)m->keys + n * m->key_size,
 				    m->key_size);
 				cgfw_sb_adds(commands, " value hex");
@@ -413,7 +415,7 @@ int cgfw_bpf_write_elf(struct cgfw_ctx *ctx, struct bpf_table *bts,
 	goto out;
 elf_err:
 	cgfw_err(ctx, "cannot write the ELF object %s: %s", path,
-		elf_errmsg(-1));
+		 elf_errmsg(-1));
 	ret = -EIO;
 out:
 	if (e) {

@@ -318,7 +318,9 @@ static int map_elem(struct model_set *ms, const struct desc *d,
 	cgfw_u128 lo, mask;
 	int32_t verdict;
 
-	if (!e || !(e->key = malloc(klen)))
+	if (e)
+		e->key = malloc(klen);
+	if (!e || !e->key)
 		return -ENOMEM;
 	if (lpm) {
 		memcpy(&plen, key, 4);
@@ -341,7 +343,7 @@ static int map_elem(struct model_set *ms, const struct desc *d,
 		e->verdict = verdict;
 		if ((verdict == NFT_JUMP || verdict == NFT_GOTO) &&
 		    chain < d->n_chains &&
-		    !(e->chain = strdup(d->chains[chain].name)))
+		    cgfw_strdup(&e->chain, d->chains[chain].name))
 			return -ENOMEM;
 		return 0;
 	}
@@ -439,7 +441,7 @@ static int to_model(const char *name, const char *dir,
 		const struct desc_chain *dc = &d->chains[i];
 
 		mc = cgfw_model_add_chain(mt);
-		if (!mc || !(mc->name = strdup(dc->name)))
+		if (!mc || cgfw_strdup(&mc->name, dc->name))
 			return -ENOMEM;
 		if (!dc->base)
 			continue;
@@ -456,12 +458,11 @@ static int to_model(const char *name, const char *dir,
 		/* attached, to a cgroup that is still there at its path */
 		mc->binding = k && k->attached == dc->cgroup_id ?
 			      cgfw_model_binding_of(dc->cgroup_path,
-					       dc->cgroup_id) : MODEL_STALE;
+						    dc->cgroup_id) : MODEL_STALE;
 	}
 	for (i = 0; i < d->n_rules; i++) {
 		mr = cgfw_model_add_rule(&mt->chains[d->rules[i].chain]);
-		if (!mr || (d->rules[i].text &&
-			    !(mr->text = strdup(d->rules[i].text))))
+		if (!mr || cgfw_strdup(&mr->text, d->rules[i].text))
 			return -ENOMEM;
 		/* a rule no program reaches counts nothing */
 		mr->counter.present = d->rules[i].counter;
@@ -505,7 +506,7 @@ int cgfw_bpf_list(struct cgfw_ctx *ctx, const char *name,
 		links_release(&ls);
 		if (ret)
 			cgfw_err(ctx, "cannot read the pins of %s: %s", dir,
-				strerror(-ret));
+				 strerror(-ret));
 	}
 	closedir(d);
 	return ret;

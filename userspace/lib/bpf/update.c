@@ -30,8 +30,8 @@ static int update_map(struct cgfw_ctx *ctx, const struct upd_cmds *u,
 		     info.key_size != m.key_size ||
 		     info.value_size != m.value_size)) {
 		cgfw_err_at(ctx, &u->src, s->loc,
-			   "the map of set '%s' does not fit these elements; apply table '%s' again",
-			   s->set, s->table);
+			    "the map of set '%s' does not fit these elements; apply table '%s' again",
+			    s->set, s->table);
 		ret = -EINVAL;
 	}
 	for (i = 0; !ret && i < m.n_elems; i++) {
@@ -48,12 +48,12 @@ static int update_map(struct cgfw_ctx *ctx, const struct upd_cmds *u,
 					  BPF_ANY);
 		if (ret == -E2BIG)
 			cgfw_err_at(ctx, &u->src, s->loc,
-				   "set '%s' is full (%u entries); apply table '%s' again to make room",
-				   s->set, info.max_entries, s->table);
+				    "set '%s' is full (%u entries); apply table '%s' again to make room",
+				    s->set, info.max_entries, s->table);
 		else if (ret)
 			cgfw_err_at(ctx, &u->src, s->loc,
-				   "cannot update the map of set '%s': %s",
-				   s->set, strerror(-ret));
+				    "cannot update the map of set '%s': %s",
+				    s->set, strerror(-ret));
 	}
 	free(m.keys);
 	free(m.values);
@@ -98,8 +98,8 @@ int cgfw_bpf_update(struct cgfw_ctx *ctx, const struct upd_cmds *u)
 		held = true;
 		if (ret) {
 			cgfw_err_at(ctx, &u->src, s->loc,
-				   "table '%s' has no named set '%s' in the bpf backend",
-				   s->table, s->set);
+				    "table '%s' has no named set '%s' in the bpf backend",
+				    s->table, s->set);
 			return -EINVAL;
 		}
 		if (s->del)

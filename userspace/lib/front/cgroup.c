@@ -108,8 +108,8 @@ void cgfw_cgroup_release(struct cgfw_cgroup *cg)
 }
 
 int cgfw_cgroup_resolve(struct cgfw_ctx *ctx, const struct cgfw_source *src,
-		   const struct cgfw_loc *loc, const char *user_path,
-		   bool allow_missing, struct cgfw_cgroup *out)
+			const struct cgfw_loc *loc, const char *user_path,
+			bool allow_missing, struct cgfw_cgroup *out)
 {
 	char mnt[PATH_MAX], joined[PATH_MAX * 2], real[PATH_MAX];
 	unsigned int root_depth = 0;
@@ -120,20 +120,20 @@ int cgfw_cgroup_resolve(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 	ret = find_mount(mnt, sizeof(mnt), &root_depth);
 	if (ret) {
 		cgfw_err_at(ctx, src, loc,
-			   "cgroup v2 is not mounted, so \"%s\" cannot be resolved; mount it (mount -t cgroup2 none /sys/fs/cgroup) and try again (under 'ip netns exec', which remounts /sys and hides it, use 'nsenter --net=/run/netns/NAME' instead)",
-			   user_path);
+			    "cgroup v2 is not mounted, so \"%s\" cannot be resolved; mount it (mount -t cgroup2 none /sys/fs/cgroup) and try again (under 'ip netns exec', which remounts /sys and hides it, use 'nsenter --net=/run/netns/NAME' instead)",
+			    user_path);
 		return ret;
 	}
 	if (!*user_path) {
 		cgfw_err_at(ctx, src, loc,
-			   "empty cgroup path; write a path below %s, or an absolute one",
-			   mnt);
+			    "empty cgroup path; write a path below %s, or an absolute one",
+			    mnt);
 		return -EINVAL;
 	}
 	if (has_dotdot(user_path)) {
 		cgfw_err_at(ctx, src, loc,
-			   "cgroup paths must not contain '..'; write the path below %s without it",
-			   mnt);
+			    "cgroup paths must not contain '..'; write the path below %s without it",
+			    mnt);
 		return -EINVAL;
 	}
 	if (user_path[0] == '/')
@@ -156,26 +156,26 @@ int cgfw_cgroup_resolve(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 		}
 		if (ret == -ENOENT || ret == -ENOTDIR)
 			cgfw_err_at(ctx, src, loc,
-				   "cgroup \"%s\" does not exist (looked for %s); create it (mkdir %s) or fix the path",
-				   user_path, joined, joined);
+				    "cgroup \"%s\" does not exist (looked for %s); create it (mkdir %s) or fix the path",
+				    user_path, joined, joined);
 		else
 			cgfw_err_at(ctx, src, loc, "cannot resolve cgroup \"%s\" (%s): %s",
-				   user_path, joined, strerror(-ret));
+				    user_path, joined, strerror(-ret));
 		return ret;
 	}
 	mlen = strlen(mnt);
 	if (strcmp(mnt, "/") && (strncmp(real, mnt, mlen) ||
 				 (real[mlen] && real[mlen] != '/'))) {
 		cgfw_err_at(ctx, src, loc,
-			   "\"%s\" is outside the cgroup v2 mount %s; give a path below it, or one relative to it",
-			   user_path, mnt);
+			    "\"%s\" is outside the cgroup v2 mount %s; give a path below it, or one relative to it",
+			    user_path, mnt);
 		return -EINVAL;
 	}
 	if (stat(real, &st) || stat(mnt, &mst) || !S_ISDIR(st.st_mode) ||
 	    st.st_dev != mst.st_dev) {
 		cgfw_err_at(ctx, src, loc,
-			   "\"%s\" is not a cgroup v2 directory; give a directory below %s",
-			   user_path, mnt);
+			    "\"%s\" is not a cgroup v2 directory; give a directory below %s",
+			    user_path, mnt);
 		return -EINVAL;
 	}
 	out->path = strdup(real);

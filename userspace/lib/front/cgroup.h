@@ -30,8 +30,8 @@ int cgfw_cgroup2_mount(char *buf, size_t size);
  * the cgroup id 0.
  */
 int cgfw_cgroup_resolve(struct cgfw_ctx *ctx, const struct cgfw_source *src,
-		   const struct cgfw_loc *loc, const char *user_path,
-		   bool allow_missing, struct cgfw_cgroup *out);
+			const struct cgfw_loc *loc, const char *user_path,
+			bool allow_missing, struct cgfw_cgroup *out);
 void cgfw_cgroup_release(struct cgfw_cgroup *cg);
 /* The path of the cgroup with this id under the mount, or a note. */
 char *cgfw_cgroup_path_of_id(uint64_t id);

@@ -57,7 +57,7 @@ int cgfw_netns_enter_shadow(struct cgfw_ctx *ctx, int *saved)
 	if (fd < 0) {
 		ret = -errno;
 		cgfw_err(ctx, "cannot open /proc/self/ns/net: %s",
-			strerror(errno));
+			 strerror(errno));
 		return ret;
 	}
 	if (unshare(CLONE_NEWNET)) {
@@ -66,7 +66,7 @@ int cgfw_netns_enter_shadow(struct cgfw_ctx *ctx, int *saved)
 			cgfw_err(ctx, "compiling needs a private network namespace, and creating one needs CAP_SYS_ADMIN; run cgfw as root");
 		else
 			cgfw_err(ctx, "cannot create the shadow network namespace: %s",
-				strerror(errno));
+				 strerror(errno));
 		close(fd);
 		return ret;
 	}
@@ -110,20 +110,20 @@ static void translate_errors(struct cgfw_ctx *ctx,
 			memset(&loc, 0, sizeof(loc));
 			used = 0;
 			if (sscanf(p + nlen, ":%u:%u-%u:%n", &a, &b, &c,
-				   &used) == 3 && used) {
+				   &used) == 3 && used)
 				loc = (struct cgfw_loc){ a, b, c };
-			} else if (used = 0, sscanf(p + nlen, ":%u:%u:%n",
-						   &a, &b, &used) == 2 &&
-				   used) {
+			else
+				used = 0;
+			if (!used && sscanf(p + nlen, ":%u:%u:%n", &a, &b,
+					    &used) == 2 && used)
 				loc = (struct cgfw_loc){ a, b, b };
-			}
 			msg = p + nlen + used;
 			while (*msg == ' ')
 				msg++;
 			if (!strncmp(msg, "Error: ", 7))
 				msg += 7;
 			cgfw_err_at(ctx, src, loc.line ? &loc : NULL, "%.*s",
-				   (int)(eol - msg), msg);
+				    (int)(eol - msg), msg);
 			skip_context = loc.line != 0;
 			continue;
 		}
@@ -205,7 +205,7 @@ static int child_job(void *arg, int fd)
 }
 
 int cgfw_shadow_compile(struct cgfw_ctx *ctx, const struct cgfw_source *src,
-		   const struct shadow_job *job, struct cgfw_ruleset *out)
+			const struct shadow_job *job, struct cgfw_ruleset *out)
 {
 	char fdname[64], why[128];
 	struct cgfw_child_end end;
@@ -224,7 +224,7 @@ int cgfw_shadow_compile(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 			translate_errors(ctx, src, fdname, rec.data, rec.len);
 			if (!ctx->err.len)
 				cgfw_err_at(ctx, src, NULL,
-					   "nft could not compile the rules");
+					    "nft could not compile the rules");
 			break;
 		case REC_SETUP_ERROR:
 			memcpy(&r, rec.data, sizeof(r));
@@ -232,11 +232,11 @@ int cgfw_shadow_compile(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 				cgfw_err(ctx, "compiling needs a private network namespace, and creating one needs CAP_SYS_ADMIN; run cgfw as root");
 			else
 				cgfw_err(ctx, "cannot prepare the shadow network namespace: %s",
-					strerror(-r));
+					 strerror(-r));
 			break;
 		case REC_SETUP_WHY:
 			cgfw_sb_addf(&ctx->err, "%.*s", (int)rec.len,
-				(const char *)rec.data);
+				     (const char *)rec.data);
 			break;
 		case REC_NLMSG:
 			if (!ret) {
@@ -250,14 +250,14 @@ int cgfw_shadow_compile(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 	if (ret == -ECHILD) {
 		cgfw_child_describe(&end, why, sizeof(why));
 		cgfw_err_at(ctx, src, NULL,
-			   "nft (libnftables) %s while compiling this input; nothing was changed. This is a fault of libnftables on this input: please report it with the file",
-			   why);
+			    "nft (libnftables) %s while compiling this input; nothing was changed. This is a fault of libnftables on this input: please report it with the file",
+			    why);
 		return -EINVAL;
 	}
 	if (ret == -ENOMEM && !ctx->err.len)
 		cgfw_err(ctx, "out of memory reading the compiled rules back");
 	if (ret && !ctx->err.len)
 		cgfw_err_at(ctx, src, NULL, "cannot compile: %s",
-			   strerror(-ret));
+			    strerror(-ret));
 	return ret;
 }

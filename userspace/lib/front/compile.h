@@ -24,7 +24,7 @@ struct shadow_job {
  * caller's end.
  */
 int cgfw_shadow_compile(struct cgfw_ctx *ctx, const struct cgfw_source *src,
-		   const struct shadow_job *job, struct cgfw_ruleset *out);
+			const struct shadow_job *job, struct cgfw_ruleset *out);
 
 /* Enter a new, empty network namespace; *saved gets the old one. */
 int cgfw_netns_enter_shadow(struct cgfw_ctx *ctx, int *saved);

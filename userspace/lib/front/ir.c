@@ -15,7 +15,7 @@ void cgfw_ir_init(struct cgfw_ruleset *rs)
 }
 
 struct ir_table *cgfw_ir_find_table(const struct cgfw_ruleset *rs,
-			       const char *name)
+				    const char *name)
 {
 	struct ir_table *t;
 

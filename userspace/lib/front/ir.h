@@ -62,7 +62,7 @@ void cgfw_ir_init(struct cgfw_ruleset *rs);
 void cgfw_ir_release(struct cgfw_ruleset *rs);
 void cgfw_ir_table_free(struct ir_table *t);
 struct ir_table *cgfw_ir_find_table(const struct cgfw_ruleset *rs,
-			       const char *name);
+				    const char *name);
 struct ir_chain *cgfw_ir_find_chain(const struct ir_table *t, const char *name);
 struct ir_set *cgfw_ir_find_set(const struct ir_table *t, const char *name);
 /* The set's name, and whether it is an anonymous set */

@@ -49,8 +49,8 @@ static int table_msg(struct rb_state *st, const struct nlmsghdr *nlh)
 		return 0;
 	}
 	t = calloc(1, sizeof(*t));
-	if (!t || !(t->name = strdup(nftnl_table_get_str(nt,
-							 NFTNL_TABLE_NAME))))
+	if (!t || cgfw_strdup(&t->name, nftnl_table_get_str(nt,
+							    NFTNL_TABLE_NAME)))
 		goto err;
 	t->nl = nt;
 	list_init(&t->chains);
@@ -94,8 +94,8 @@ static int chain_msg(struct rb_state *st, const struct nlmsghdr *nlh)
 		return 0;
 	}
 	c = calloc(1, sizeof(*c));
-	if (!c || !(c->name = strdup(nftnl_chain_get_str(nc,
-							 NFTNL_CHAIN_NAME))))
+	if (!c || cgfw_strdup(&c->name, nftnl_chain_get_str(nc,
+							    NFTNL_CHAIN_NAME)))
 		goto err;
 	c->nl = nc;
 	c->base = nftnl_chain_is_set(nc, NFTNL_CHAIN_HOOKNUM);
@@ -256,7 +256,7 @@ static int dump(struct mnl_socket *nl, struct rb_state *st, uint16_t type,
 }
 
 int cgfw_readback(struct cgfw_ctx *ctx, struct cgfw_ruleset *rs,
-	     const struct readback_opts *opts)
+		  const struct readback_opts *opts)
 {
 	static const struct readback_opts none;
 	struct rb_state st = { .rs = rs, .opts = opts ? opts : &none };
@@ -299,7 +299,7 @@ int cgfw_readback(struct cgfw_ctx *ctx, struct cgfw_ruleset *rs,
 	mnl_socket_close(nl);
 	if (ret)
 		cgfw_err(ctx, "cannot read the nf_tables tables back: %s",
-			strerror(-ret));
+			 strerror(-ret));
 	return ret;
 }
 

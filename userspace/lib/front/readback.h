@@ -24,7 +24,7 @@ struct readback_opts {
 
 /* The tables of the current network namespace, into @rs. */
 int cgfw_readback(struct cgfw_ctx *ctx, struct cgfw_ruleset *rs,
-	     const struct readback_opts *opts);
+		  const struct readback_opts *opts);
 /* The same from messages recorded by a readback with a tap. */
 int cgfw_readback_stream(struct cgfw_ruleset *rs, const void *buf, size_t len);
 

@@ -127,7 +127,7 @@ static struct token lex_raw(struct lexer *lx)
 	case '"':
 		t.type = T_STRING;
 		for (n = 1; s[t.off + n] && s[t.off + n] != '"' &&
-			    s[t.off + n] != '\n'; n++)
+		     s[t.off + n] != '\n'; n++)
 			;
 		if (s[t.off + n] != '"') {
 			t.loc.col_end = t.loc.col;
@@ -266,7 +266,7 @@ static struct rw_table *find_table(struct rw_result *res, const char *name)
 }
 
 struct rw_chain *cgfw_rw_find_chain(const struct rw_result *rw, const char *table,
-			       const char *chain)
+				    const char *chain)
 {
 	struct rw_chain *c;
 
@@ -292,7 +292,7 @@ static struct rw_chain *get_chain(struct lexer *lx, const char *table,
 		return c;
 	}
 	c = calloc(1, sizeof(*c));
-	if (!c || !(c->table = strdup(table))) {
+	if (!c || cgfw_strdup(&c->table, table)) {
 		free(c);
 		free(name);
 		lx->err = -ENOMEM;
@@ -607,10 +607,15 @@ static void note_elem_cmd(struct lexer *lx, const struct token *cmd,
 		return;
 	}
 	e = calloc(1, sizeof(*e));
-	if (!e || !(e->table = tok_name(lx, table)) ||
-	    !(e->set = tok_name(lx, &set))) {
-		if (e)
+	if (e) {
+		e->table = tok_name(lx, table);
+		e->set = tok_name(lx, &set);
+	}
+	if (!e || !e->table || !e->set) {
+		if (e) {
 			free(e->table);
+			free(e->set);
+		}
 		free(e);
 		lx->err = -ENOMEM;
 		return;
@@ -777,7 +782,7 @@ void cgfw_rw_result_release(struct rw_result *rw)
 }
 
 int cgfw_rewrite(struct cgfw_ctx *ctx, const struct cgfw_source *src,
-	    struct rw_result *out)
+		 struct rw_result *out)
 {
 	struct lexer lx = {
 		.ctx = ctx,
@@ -801,7 +806,7 @@ int cgfw_rewrite(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 
 	if (!lx.err && list_empty(&out->tables)) {
 		cgfw_err_at(ctx, src, NULL,
-			   "no table in the input; write 'table cgroup NAME { chain C { type filter hook egress cgroup \"PATH\" priority 0; ... } }'");
+			    "no table in the input; write 'table cgroup NAME { chain C { type filter hook egress cgroup \"PATH\" priority 0; ... } }'");
 		lx.err = -EINVAL;
 	}
 	if (lx.err)

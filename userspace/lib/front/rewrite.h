@@ -57,9 +57,9 @@ struct rw_result {
 };
 
 int cgfw_rewrite(struct cgfw_ctx *ctx, const struct cgfw_source *src,
-	    struct rw_result *out);
+		 struct rw_result *out);
 void cgfw_rw_result_release(struct rw_result *rw);
 struct rw_chain *cgfw_rw_find_chain(const struct rw_result *rw, const char *table,
-			       const char *chain);
+				    const char *chain);
 
 #endif /* CGFW_FRONT_REWRITE_H */

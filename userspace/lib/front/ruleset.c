@@ -51,8 +51,8 @@ static int check_text(struct cgfw_ctx *ctx, const struct cgfw_source *src)
 		if ((c < 0x20 && c != '\t' && c != '\r') || c == 0x7f) {
 			loc.col_end = loc.col;
 			cgfw_err_at(ctx, src, &loc,
-				   "the input is not text (byte 0x%02x at offset %zu); give cgfw a file of nft rules",
-				   c, i);
+				    "the input is not text (byte 0x%02x at offset %zu); give cgfw a file of nft rules",
+				    c, i);
 			return -EINVAL;
 		}
 		loc.col++;
@@ -78,14 +78,14 @@ static int bind_table(struct cgfw_ctx *ctx, struct cgfw_ruleset *rs,
 		if (c->base) {
 			if (!rc || !rc->bound) {
 				cgfw_err_at(ctx, &rs->src, rc ? &rc->loc : NULL,
-					   "base chain '%s' is not bound to a cgroup; write 'hook egress cgroup \"PATH\"' or 'hook ingress cgroup \"PATH\"'",
-					   c->name);
+					    "base chain '%s' is not bound to a cgroup; write 'hook egress cgroup \"PATH\"' or 'hook ingress cgroup \"PATH\"'",
+					    c->name);
 				return -EINVAL;
 			}
 			c->dir = rc->dir;
 			ret = cgfw_cgroup_resolve(ctx, &rs->src, &rc->cgroup_loc,
-					     rc->cgroup_path, allow_missing,
-					     &c->cgroup);
+						  rc->cgroup_path, allow_missing,
+						  &c->cgroup);
 			if (ret)
 				return ret;
 		}
@@ -118,7 +118,7 @@ static int compile(struct cgfw_ctx *ctx, struct cgfw_ruleset *rs,
 
 	if (!rs->src.len) {
 		cgfw_err_at(ctx, &rs->src, NULL,
-			   "the input is empty; write 'table cgroup NAME { ... }' (see cgfw(8))");
+			    "the input is empty; write 'table cgroup NAME { ... }' (see cgfw(8))");
 		return -EINVAL;
 	}
 	ret = check_text(ctx, &rs->src);
@@ -133,7 +133,7 @@ static int compile(struct cgfw_ctx *ctx, struct cgfw_ruleset *rs,
 	ret = cgfw_shadow_compile(ctx, &rs->src, &job, rs);
 	if (!ret && rs->n_objects) {
 		cgfw_err_at(ctx, &rs->src, NULL,
-			   "named stateful objects (counter, quota, limit, ct helper ... declared in a table) are not supported by cgfw yet; use anonymous ones in the rules ('counter', 'limit rate 10/second')");
+			    "named stateful objects (counter, quota, limit, ct helper ... declared in a table) are not supported by cgfw yet; use anonymous ones in the rules ('counter', 'limit rate 10/second')");
 		ret = -EOPNOTSUPP;
 	}
 	if (ret)
@@ -213,7 +213,7 @@ CGFW_API int cgfw_ruleset__compile_file(struct cgfw_ctx *ctx,
 		if (fd < 0) {
 			ret = -errno;
 			cgfw_err(ctx, "cannot open %s: %s", path,
-				strerror(errno));
+				 strerror(errno));
 			return libcgfw_err(ret);
 		}
 	}
@@ -221,8 +221,8 @@ CGFW_API int cgfw_ruleset__compile_file(struct cgfw_ctx *ctx,
 	while ((n = read(fd, chunk, sizeof(chunk))) > 0) {
 		if (sb.len + n > CGFW_MAX_INPUT) {
 			cgfw_err(ctx, "%s is larger than %u MiB; a rule file that large is not supported, split it or use sets",
-				strcmp(path, "-") ? path : "<stdin>",
-				CGFW_MAX_INPUT >> 20);
+				 strcmp(path, "-") ? path : "<stdin>",
+				 CGFW_MAX_INPUT >> 20);
 			n = -1;
 			errno = EFBIG;
 			break;
@@ -248,7 +248,7 @@ static int print_expr(struct nftnl_expr *e, void *data)
 
 	nftnl_expr_snprintf(buf, sizeof(buf), e, NFTNL_OUTPUT_DEFAULT, 0);
 	cgfw_sb_addf(sb, "  [ %s %s]\n",
-		nftnl_expr_get_str(e, NFTNL_EXPR_NAME), buf);
+		     nftnl_expr_get_str(e, NFTNL_EXPR_NAME), buf);
 	return 0;
 }
 
@@ -291,13 +291,13 @@ static void add_set(struct strbuf *sb, const struct ir_table *t,
 	size_t n = 0, i;
 
 	cgfw_sb_addf(sb, "set %s %s flags 0x%x\n", t->name,
-		nftnl_set_get_str(s, NFTNL_SET_NAME),
-		nftnl_set_get_u32(s, NFTNL_SET_FLAGS));
+		     nftnl_set_get_str(s, NFTNL_SET_NAME),
+		     nftnl_set_get_u32(s, NFTNL_SET_FLAGS));
 	while (it && (e = nftnl_set_elems_iter_next(it))) {
 		nftnl_set_elem_snprintf(buf, sizeof(buf), e,
 					NFTNL_OUTPUT_DEFAULT, 0);
 		v = realloc(lines, (n + 1) * sizeof(*v));
-		if (!v || !(v[n] = strdup(buf))) {
+		if (!v || cgfw_strdup(&v[n], buf)) {
 			lines = v ? v : lines;
 			break;
 		}
@@ -334,12 +334,12 @@ CGFW_API int cgfw_ruleset__bytecode(const struct cgfw_ruleset *rs,
 			list_for_each_entry(r, &c->rules, list) {
 				if (r->loc.line) {
 					cgfw_sb_addf(&sb, "# %s:%u: ", rs->src.name,
-						r->loc.line);
+						     r->loc.line);
 					add_src_line(&sb, &rs->src, &r->loc);
 					cgfw_sb_adds(&sb, "\n");
 				}
 				cgfw_sb_addf(&sb, "cgroup %s %s\n", t->name,
-					c->name);
+					     c->name);
 				nftnl_expr_foreach(r->nl, print_expr, &sb);
 				cgfw_sb_adds(&sb, "\n");
 			}

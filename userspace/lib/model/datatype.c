@@ -216,7 +216,7 @@ static uint32_t field_len(uint32_t type)
 }
 
 size_t cgfw_model_key_values(uint32_t type, uint32_t byteorder, const uint8_t *key,
-			uint32_t len, struct model_value *out, size_t max)
+			     uint32_t len, struct model_value *out, size_t max)
 {
 	uint32_t types[8], off = 0, flen, i;
 	size_t n = cgfw_model_type_fields(type, types, ARRAY_SIZE(types));
@@ -244,7 +244,7 @@ whole:
 }
 
 int cgfw_model_prefix_len(uint32_t type, const uint8_t *lo, const uint8_t *hi,
-		     uint32_t len)
+			  uint32_t len)
 {
 	cgfw_u128 a, b, m;
 	unsigned int bits = len * 8, k;

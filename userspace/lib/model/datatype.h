@@ -20,7 +20,7 @@ struct model_value {
 	bool quoted;	/* already in quotes (a string) */
 };
 
-/* The datatypes of a key type's fields, first first; 0: too many. */
+/* The datatypes of a key type's fields, in order; 0: too many. */
 size_t cgfw_model_type_fields(uint32_t type, uint32_t *out, size_t max);
 /* nft's name of a datatype ("ipv4_addr"), or NULL. */
 const char *cgfw_model_type_name(uint32_t type);
@@ -29,13 +29,13 @@ const char *cgfw_model_type_name(uint32_t type);
  * (an unknown field size) is one hexadecimal value. Returns their number.
  */
 size_t cgfw_model_key_values(uint32_t type, uint32_t byteorder, const uint8_t *key,
-			uint32_t len, struct model_value *out, size_t max);
+			     uint32_t len, struct model_value *out, size_t max);
 /*
  * The prefix length if [@lo, @hi] is one address prefix (one-field
  * ipv4_addr and ipv6_addr sets), else -1.
  */
 int cgfw_model_prefix_len(uint32_t type, const uint8_t *lo, const uint8_t *hi,
-		     uint32_t len);
+			  uint32_t len);
 /* "accept", "drop", "jump" ... of an nf_tables verdict code. */
 const char *cgfw_model_verdict_str(int32_t verdict);
 

@@ -69,7 +69,7 @@ static void rule_text(struct strbuf *sb, const struct model_rule *r)
 		    word_is(t + pos, n, "counter")) {
 			cgfw_sb_addn(sb, t + at, pos + n - at);
 			cgfw_sb_addf(sb, " packets %" PRIu64 " bytes %" PRIu64,
-				r->counter.packets, r->counter.bytes);
+				     r->counter.packets, r->counter.bytes);
 			at = pos += n;
 			/* the user's own "packets N bytes M": replaced */
 			p2 = pos;
@@ -116,7 +116,7 @@ static void rule_text(struct strbuf *sb, const struct model_rule *r)
 	cgfw_sb_adds(sb, t + at);
 	if (r->counter.present && !counted)
 		cgfw_sb_addf(sb, " # counter packets %" PRIu64 " bytes %" PRIu64,
-			r->counter.packets, r->counter.bytes);
+			     r->counter.packets, r->counter.bytes);
 }
 
 /* ---- keys, intervals and values ---- */
@@ -174,7 +174,7 @@ static void print_key(struct strbuf *sb, struct cgfw_json *j,
 		return;
 	}
 	n = cgfw_model_key_values(s->key_type, s->key_byteorder, e->key,
-			     s->key_len, lo, MAX_FIELDS);
+				  s->key_len, lo, MAX_FIELDS);
 	if (!e->key_end || !memcmp(e->key, e->key_end, s->key_len)) {
 		if (j)
 			json_values(j, lo, n);
@@ -198,7 +198,7 @@ static void print_key(struct strbuf *sb, struct cgfw_json *j,
 		return;
 	}
 	m = cgfw_model_key_values(s->key_type, s->key_byteorder, e->key_end,
-			     s->key_len, hi, MAX_FIELDS);
+				  s->key_len, hi, MAX_FIELDS);
 	if (m != n)
 		n = m = 1;	/* print the whole keys */
 	if (j && n == 1) {
@@ -231,7 +231,7 @@ static void print_key(struct strbuf *sb, struct cgfw_json *j,
 			cgfw_sb_addf(sb, "%s%s", i ? " . " : "", lo[i].s);
 		} else {
 			cgfw_sb_addf(sb, "%s%s-%s", i ? " . " : "", lo[i].s,
-				hi[i].s);
+				     hi[i].s);
 		}
 	}
 	if (j)
@@ -249,7 +249,7 @@ static void print_data(struct strbuf *sb, struct cgfw_json *j,
 		verdict = cgfw_model_verdict_str(e->verdict);
 		if (!j) {
 			cgfw_sb_addf(sb, " : %s%s%s", verdict, e->chain ? " " : "",
-				e->chain ? e->chain : "");
+				     e->chain ? e->chain : "");
 			return;
 		}
 		cgfw_json_obj_open(j);
@@ -267,7 +267,7 @@ static void print_data(struct strbuf *sb, struct cgfw_json *j,
 	if (!e->data)
 		return;
 	n = cgfw_model_key_values(s->data_type, 0, e->data, s->data_len, v,
-			     MAX_FIELDS);
+				  MAX_FIELDS);
 	if (j) {
 		json_values(j, v, n);
 		return;
@@ -293,7 +293,7 @@ static void type_text(struct strbuf *sb, uint32_t type, bool *known)
 		if (!name) {
 			*known = false;
 			cgfw_sb_addf(sb, "%s<nft datatype %u>", i ? " . " : "",
-				f[i]);
+				     f[i]);
 			continue;
 		}
 		cgfw_sb_addf(sb, "%s%s", i ? " . " : "", name);
@@ -316,7 +316,7 @@ static void text_set(struct strbuf *sb, const struct model_set *s)
 	size_t i;
 
 	cgfw_sb_addf(sb, "\t%s %s {\n\t\ttype ", is_map(s) ? "map" : "set",
-		s->name);
+		     s->name);
 	type_text(sb, s->key_type, &known);
 	if (is_map(s)) {
 		cgfw_sb_adds(sb, " : ");
@@ -330,7 +330,7 @@ static void text_set(struct strbuf *sb, const struct model_set *s)
 		if (!(s->flags & set_flags[i].flag))
 			continue;
 		cgfw_sb_addf(sb, "%s%s", any ? "," : "\t\tflags ",
-			set_flags[i].name);
+			     set_flags[i].name);
 		any = true;
 	}
 	if (any)
@@ -366,7 +366,7 @@ static void text_binding(struct strbuf *sb, const struct model_chain *c)
 		break;
 	case MODEL_STALE:
 		cgfw_sb_addf(sb, " # STALE: bound to cgroup id %" PRIu64 ", which is no longer at this path; nothing here is filtered by this chain",
-			c->cgroup_id);
+			     c->cgroup_id);
 		break;
 	case MODEL_WAITING:
 		cgfw_sb_adds(sb, " # WAITING: the cgroup does not exist yet");
@@ -381,8 +381,8 @@ static void text_chain(struct strbuf *sb, const struct model_chain *c)
 	cgfw_sb_addf(sb, "\tchain %s {\n", c->name);
 	if (c->base) {
 		cgfw_sb_addf(sb, "\t\ttype filter hook %s cgroup \"%s\" priority %d; policy %s;",
-			cgfw_dir_str(c->dir), c->cgroup_path, c->priority,
-			policy_str(c->policy));
+			     cgfw_dir_str(c->dir), c->cgroup_path, c->priority,
+			     policy_str(c->policy));
 		text_binding(sb, c);
 		cgfw_sb_adds(sb, "\n");
 	}
@@ -400,8 +400,8 @@ static void text_chain(struct strbuf *sb, const struct model_chain *c)
 	}
 	if (c->base && c->policy_counter.present)
 		cgfw_sb_addf(sb, "\t\t# policy %s: %" PRIu64 " packets, %" PRIu64 " bytes\n",
-			policy_str(c->policy), c->policy_counter.packets,
-			c->policy_counter.bytes);
+			     policy_str(c->policy), c->policy_counter.packets,
+			     c->policy_counter.bytes);
 	cgfw_sb_adds(sb, "\t}\n");
 }
 
@@ -411,7 +411,7 @@ static void text_table(struct strbuf *sb, const struct model_table *t)
 	bool first = true;
 
 	cgfw_sb_addf(sb, "table cgroup %s {\t# backend %s, as %s\n", t->name,
-		t->backend, t->kernel_name);
+		     t->backend, t->kernel_name);
 	if (t->note)
 		cgfw_sb_addf(sb, "\t# %s\n", t->note);
 	for (i = 0; i < t->n_sets; i++, first = false) {

@@ -118,7 +118,7 @@ CGFW_API void cgfw_listing__free(struct cgfw_listing *l)
 }
 
 struct model_chain *cgfw_model_find_chain(const struct model_table *t,
-				     const char *name)
+					  const char *name)
 {
 	size_t i;
 
@@ -129,7 +129,7 @@ struct model_chain *cgfw_model_find_chain(const struct model_table *t,
 }
 
 struct model_set *cgfw_model_find_set(const struct model_table *t,
-				 const char *name)
+				      const char *name)
 {
 	size_t i;
 
@@ -140,7 +140,7 @@ struct model_set *cgfw_model_find_set(const struct model_table *t,
 }
 
 struct model_table *cgfw_model_find_table(const struct cgfw_listing *l,
-				     const char *name, const char *backend)
+					  const char *name, const char *backend)
 {
 	size_t i;
 
@@ -194,15 +194,15 @@ static int add_nftnl_elem(const uint8_t *key, const uint8_t *last,
 
 	if (!me)
 		return -ENOMEM;
-	if (key && !(me->key = dup_bytes(key, len)))
-		return -ENOMEM;
-	if (last && !(me->key_end = dup_bytes(last, len)))
+	me->key = key ? dup_bytes(key, len) : NULL;
+	me->key_end = last ? dup_bytes(last, len) : NULL;
+	if ((key && !me->key) || (last && !me->key_end))
 		return -ENOMEM;
 	if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_VERDICT)) {
 		me->verdict = nftnl_set_elem_get_u32(e, NFTNL_SET_ELEM_VERDICT);
 		if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_CHAIN) &&
-		    !(me->chain = strdup(nftnl_set_elem_get_str(e,
-						NFTNL_SET_ELEM_CHAIN))))
+		    cgfw_strdup(&me->chain, nftnl_set_elem_get_str(e,
+						NFTNL_SET_ELEM_CHAIN)))
 			return -ENOMEM;
 	}
 	d = nftnl_set_elem_get(e, NFTNL_SET_ELEM_DATA, &dlen);

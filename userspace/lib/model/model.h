@@ -104,11 +104,11 @@ struct model_elem *cgfw_model_add_elem(struct model_set *s);
 
 void cgfw_model_table_release(struct model_table *t);
 struct model_chain *cgfw_model_find_chain(const struct model_table *t,
-				     const char *name);
+					  const char *name);
 struct model_set *cgfw_model_find_set(const struct model_table *t,
-				 const char *name);
+				      const char *name);
 struct model_table *cgfw_model_find_table(const struct cgfw_listing *l,
-				     const char *name, const char *backend);
+					  const char *name, const char *backend);
 
 /* The binding of a chain bound to cgroup @id by @path, as it is now. */
 enum model_binding cgfw_model_binding_of(const char *path, uint64_t id);

@@ -91,8 +91,8 @@ static int kernel_table_name(struct build *b, const struct ir_table *t)
 			     b->tg->prefix, t->name) >= sizeof(b->kname) ||
 	    strlen(b->kname) > NAME_MAX_LEN) {
 		cgfw_err_at(b->ctx, &b->rs->src, &t->loc,
-			   "table name '%s' is too long; use at most %zu characters",
-			   t->name, NAME_MAX_LEN - strlen(b->tg->prefix));
+			    "table name '%s' is too long; use at most %zu characters",
+			    t->name, NAME_MAX_LEN - strlen(b->tg->prefix));
 		return -ENAMETOOLONG;
 	}
 	return 0;
@@ -108,8 +108,8 @@ static int check_names(struct build *b, const struct ir_table *t)
 		if (!strncmp(c->name, CGFW_CHAIN_PREFIX,
 			     strlen(CGFW_CHAIN_PREFIX))) {
 			cgfw_err_at(b->ctx, &b->rs->src, &c->loc,
-				   "chain names starting with '%s' are cgfw's own; rename chain '%s'",
-				   CGFW_CHAIN_PREFIX, c->name);
+				    "chain names starting with '%s' are cgfw's own; rename chain '%s'",
+				    CGFW_CHAIN_PREFIX, c->name);
 			return -EINVAL;
 		}
 	}
@@ -272,7 +272,7 @@ restore:
 	nftnl_set_unset(ns, NFTNL_SET_ID);
 	if (s->anonymous)	/* the map must not point at freed names */
 		b->anon[b->n_anon - 1].name = nftnl_set_get_str(ns,
-							NFTNL_SET_NAME);
+								NFTNL_SET_NAME);
 out:
 	free(table);
 	free(name);
@@ -494,8 +494,8 @@ static int binding_udata(struct build *b, const struct ir_chain *c,
 	    !nftnl_udata_put_strz(ud, CGFW_UD_CHAIN_CGROUP_PATH,
 				  c->cgroup.path)) {
 		cgfw_err_at(b->ctx, &b->rs->src, &c->loc,
-			   "the cgroup path '%s' of chain '%s' is too long to record with it in nf_tables (%d bytes in all); shorten it",
-			   c->cgroup.path, c->name, NFT_USERDATA_MAXLEN);
+			    "the cgroup path '%s' of chain '%s' is too long to record with it in nf_tables (%d bytes in all); shorten it",
+			    c->cgroup.path, c->name, NFT_USERDATA_MAXLEN);
 		return -ENAMETOOLONG;
 	}
 	if (comment) {
@@ -529,8 +529,8 @@ static void emit_dispatch(struct build *b, const struct ir_chain *c)
 	snprintf(name, sizeof(name), CGFW_HOOK_PREFIX "%s", c->name);
 	if (strlen(name) > NAME_MAX_LEN) {
 		cgfw_err_at(b->ctx, &b->rs->src, &c->loc,
-			   "chain name '%s' is too long for the emulated target; use at most %zu characters",
-			   c->name, NAME_MAX_LEN - strlen(CGFW_HOOK_PREFIX));
+			    "chain name '%s' is too long for the emulated target; use at most %zu characters",
+			    c->name, NAME_MAX_LEN - strlen(CGFW_HOOK_PREFIX));
 		build_error(b, -ENAMETOOLONG);
 		goto out;
 	}
@@ -690,7 +690,7 @@ int cgfw_nft_build(struct cgfw_ctx *ctx, const struct nft_target *tg,
 	}
 	if (ret && !ctx->err.len)
 		cgfw_err(ctx, "cannot build the nf_tables batch: %s",
-			strerror(-ret));
+			 strerror(-ret));
 	free(b.scratch);
 	free(b.anon);
 	return ret;

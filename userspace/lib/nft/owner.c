@@ -175,7 +175,7 @@ void cgfw_nft_tables_release(struct nft_tables *ts)
 
 /* The tables of @tg's family: cgfw's and the others. */
 int cgfw_nft_list_tables(struct mnl_socket *nl, const struct nft_target *tg,
-		       struct nft_tables *ts)
+			 struct nft_tables *ts)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct nlmsghdr *nlh;
@@ -224,7 +224,7 @@ int cgfw_nft_generation(struct cgfw_ctx *ctx, const struct nft_target *tg,
 }
 
 int cgfw_nft_tables(struct cgfw_ctx *ctx, const struct nft_target *tg,
-		      struct backend_table **out, size_t *n)
+		    struct backend_table **out, size_t *n)
 {
 	struct backend_table *v;
 	struct mnl_socket *nl;

@@ -137,12 +137,12 @@ static int rule_expr(struct nftnl_expr *e, void *data)
 	if (!strcmp(name, "counter") && !mr->counter.present) {
 		mr->counter.present = true;
 		mr->counter.packets = nftnl_expr_get_u64(e,
-						NFTNL_EXPR_CTR_PACKETS);
+							 NFTNL_EXPR_CTR_PACKETS);
 		mr->counter.bytes = nftnl_expr_get_u64(e, NFTNL_EXPR_CTR_BYTES);
 	} else if (!strcmp(name, "quota") && !mr->has_quota) {
 		mr->has_quota = true;
 		mr->quota_used = nftnl_expr_get_u64(e,
-						NFTNL_EXPR_QUOTA_CONSUMED);
+						    NFTNL_EXPR_QUOTA_CONSUMED);
 	}
 	return 0;
 }
@@ -159,7 +159,7 @@ static int add_rule(struct model_chain *mc, const struct ir_rule *r)
 	ud = nftnl_rule_get_data(r->nl, NFTNL_RULE_USERDATA, &len);
 	if (ud)
 		nftnl_udata_parse(ud, len, rule_ud_cb, &u);
-	if (u.text && !(mr->text = strdup(u.text)))
+	if (cgfw_strdup(&mr->text, u.text))
 		return -ENOMEM;
 	mr->text_cut = u.len > strlen(u.text ? u.text : "");
 	mr->handle = nftnl_rule_get_u64(r->nl, NFTNL_RULE_HANDLE);
@@ -172,9 +172,11 @@ static int add_rules(struct model_chain *mc, const struct ir_chain *c)
 	const struct ir_rule *r;
 	int ret = 0;
 
-	list_for_each_entry(r, &c->rules, list)
-		if ((ret = add_rule(mc, r)))
+	list_for_each_entry(r, &c->rules, list) {
+		ret = add_rule(mc, r);
+		if (ret)
 			break;
+	}
 	return ret;
 }
 
@@ -201,7 +203,7 @@ static int emulated_chain(struct model_table *mt, const struct ir_table *t,
 	struct chain_ud u;
 
 	mc = cgfw_model_add_chain(mt);
-	if (!mc || !(mc->name = strdup(c->name)))
+	if (!mc || cgfw_strdup(&mc->name, c->name))
 		return -ENOMEM;
 	mc->handle = nftnl_chain_get_u64(c->nl, NFTNL_CHAIN_HANDLE);
 	snprintf(name, sizeof(name), CGFW_HOOK_PREFIX "%s", c->name);
@@ -232,7 +234,7 @@ static int native_chain(struct model_table *mt, const struct ir_chain *c)
 	struct model_chain *mc = cgfw_model_add_chain(mt);
 	struct chain_ud u;
 
-	if (!mc || !(mc->name = strdup(c->name)))
+	if (!mc || cgfw_strdup(&mc->name, c->name))
 		return -ENOMEM;
 	mc->handle = nftnl_chain_get_u64(c->nl, NFTNL_CHAIN_HANDLE);
 	if (c->base) {
@@ -277,7 +279,8 @@ static int to_model(const struct nft_target *tg, const struct ir_table *t,
 	cgfw_nft_made_by(t->nl, tg, &ai);
 	mt->generation = ai.gen;
 	if (!mt->generation &&
-	    !(mt->note = strdup("made by an older cgfw, which did not record its bindings and rules: apply it again")))
+	    cgfw_strdup(&mt->note,
+			"made by an older cgfw, which did not record its bindings and rules: apply it again"))
 		return -ENOMEM;
 	list_for_each_entry(s, &t->sets, list) {
 		if (s->anonymous)
@@ -319,6 +322,6 @@ int cgfw_nft_read(struct cgfw_ctx *ctx, const struct nft_target *tg,
 	cgfw_ir_release(&rs);
 	if (ret && !ctx->err.len)
 		cgfw_err(ctx, "cannot read the installed %s tables: %s",
-			tg->backend, strerror(-ret));
+			 tg->backend, strerror(-ret));
 	return ret;
 }

@@ -47,8 +47,8 @@ static int check_others(struct cgfw_ctx *ctx, const struct nft_target *tg,
 		if (cgfw_nft_find(ts->others, ts->n_others, kname) < 0)
 			continue;
 		cgfw_err_at(ctx, &rs->src, &t->loc,
-			   "table %s %s exists and was not made by cgfw, so cgfw will not replace it; rename table '%s' or delete that one",
-			   tg->family_name, kname, t->name);
+			    "table %s %s exists and was not made by cgfw, so cgfw will not replace it; rename table '%s' or delete that one",
+			    tg->family_name, kname, t->name);
 		return -EEXIST;
 	}
 	return 0;
@@ -74,7 +74,7 @@ static int nft_stage(struct cgfw_ctx *ctx, const struct nft_target *tg,
 	ret = cgfw_nft_list_tables(st->nl, tg, &ts);
 	if (ret)
 		cgfw_err(ctx, "cannot list the nf_tables tables: %s",
-			strerror(-ret));
+			 strerror(-ret));
 	ret = ret ? : check_others(ctx, tg, rs, &ts);
 	ret = ret ? : cgfw_nl_batch_init(&st->nb);
 	ret = ret ? : cgfw_nft_build(ctx, tg, rs, replace_owned, &ts, ai,

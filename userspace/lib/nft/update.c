@@ -150,7 +150,7 @@ int cgfw_nft_update(struct cgfw_ctx *ctx, const struct nft_target *tg,
 			/* as many messages as the elements need, maybe none */
 			while (nftnl_set_elems_iter_cur(it)) {
 				nlh = cgfw_nl_batch_next(&nb,
-					i ? NFT_MSG_NEWSETELEM :
+							 i ? NFT_MSG_NEWSETELEM :
 					    NFT_MSG_DELSETELEM,
 					tg->family, i ? NLM_F_CREATE : 0,
 					us->loc, "the elements");

@@ -31,13 +31,13 @@ int cgfw_nl_open(struct cgfw_ctx *ctx, struct mnl_socket **out)
 	if (!nl) {
 		ret = -errno;
 		cgfw_err(ctx, "cannot open a netfilter netlink socket: %s",
-			strerror(errno));
+			 strerror(errno));
 		return ret;
 	}
 	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
 		ret = -errno;
 		cgfw_err(ctx, "cannot bind the netlink socket: %s",
-			strerror(errno));
+			 strerror(errno));
 		mnl_socket_close(nl);
 		return ret;
 	}
@@ -90,8 +90,8 @@ static int batch_reserve(struct cgfw_nl_batch *nb, size_t need)
 }
 
 struct nlmsghdr *cgfw_nl_batch_next(struct cgfw_nl_batch *nb, uint16_t type,
-			       uint16_t family, uint16_t flags,
-			       const struct cgfw_loc *loc, const char *what)
+				    uint16_t family, uint16_t flags,
+				    const struct cgfw_loc *loc, const char *what)
 {
 	struct cgfw_nl_origin *o;
 
@@ -138,7 +138,7 @@ void cgfw_nl_batch_done(struct cgfw_nl_batch *nb)
 }
 
 static const struct cgfw_nl_origin *origin_of(const struct cgfw_nl_batch *nb,
-					 uint32_t seq)
+					      uint32_t seq)
 {
 	size_t i;
 
@@ -171,7 +171,7 @@ static const char *extack_msg(const struct nlmsghdr *nlh)
 }
 
 int cgfw_nl_batch_commit(struct cgfw_ctx *ctx, struct mnl_socket *nl,
-		    struct cgfw_nl_batch *nb, const struct cgfw_source *src)
+			 struct cgfw_nl_batch *nb, const struct cgfw_source *src)
 {
 	char rbuf[MNL_SOCKET_BUFFER_SIZE * 4];
 	const struct cgfw_nl_origin *o;
@@ -187,7 +187,7 @@ int cgfw_nl_batch_commit(struct cgfw_ctx *ctx, struct mnl_socket *nl,
 
 	if (nb->err) {
 		cgfw_err(ctx, "cannot build the netlink batch: %s",
-			strerror(-nb->err));
+			 strerror(-nb->err));
 		return nb->err;
 	}
 	if (!nb->n_origins)
@@ -222,7 +222,7 @@ int cgfw_nl_batch_commit(struct cgfw_ctx *ctx, struct mnl_socket *nl,
 	if (mnl_socket_sendto(nl, nb->buf, nb->len) < 0) {
 		ret = -errno;
 		cgfw_err(ctx, "cannot send the ruleset to the kernel: %s",
-			strerror(errno));
+			 strerror(errno));
 		return ret;
 	}
 
@@ -231,7 +231,7 @@ int cgfw_nl_batch_commit(struct cgfw_ctx *ctx, struct mnl_socket *nl,
 		if (n < 0) {
 			ret = -errno;
 			cgfw_err(ctx, "no answer from nf_tables: %s",
-				strerror(errno));
+				 strerror(errno));
 			return first_err ? : ret;
 		}
 		for (nlh = (const struct nlmsghdr *)rbuf; mnl_nlmsg_ok(nlh, n);
@@ -251,13 +251,13 @@ int cgfw_nl_batch_commit(struct cgfw_ctx *ctx, struct mnl_socket *nl,
 			msg = extack_msg(nlh);
 			cgfw_sb_init(&why);
 			cgfw_sb_addf(&why, "the kernel refused %s: %s",
-				o && o->what ? o->what : "the ruleset",
-				strerror(-e->error));
+				     o && o->what ? o->what : "the ruleset",
+				     strerror(-e->error));
 			if (msg)
 				cgfw_sb_addf(&why, " (%s)", msg);
 			cgfw_sb_adds(&why, "; nothing was changed");
 			cgfw_err_at(ctx, src, o ? o->loc : NULL, "%s",
-				   why.buf ? why.buf : "out of memory");
+				    why.buf ? why.buf : "out of memory");
 			cgfw_sb_release(&why);
 			first_err = e->error;
 		}
@@ -266,7 +266,7 @@ int cgfw_nl_batch_commit(struct cgfw_ctx *ctx, struct mnl_socket *nl,
 }
 
 int cgfw_nl_dump(struct mnl_socket *nl, struct nlmsghdr *req,
-	    int (*cb)(const struct nlmsghdr *nlh, void *data), void *data)
+		 int (*cb)(const struct nlmsghdr *nlh, void *data), void *data)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE * 4];
 	unsigned int portid = mnl_socket_get_portid(nl);

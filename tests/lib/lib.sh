@@ -29,6 +29,8 @@ ns_setup() {
 		CGFW_IN_NS=1 exec unshare -n -m "$0"
 	fi
 	mount --make-rprivate /
+	# a bpffs of our own: the bpf tables are per bpffs
+	mount -t bpf bpf /sys/fs/bpf
 	ip link set lo up
 	work=$(mktemp -d)
 	chmod 755 "$work"	# readable by unprivileged cases too

@@ -4,7 +4,7 @@
 # them (kernel-patches/: requests for all families leave the family out).
 # Runs where the kernel has the family (make check's guest); skips here.
 set -u
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 ns_setup compat
 
 if ! "$CGFW" status | grep -q '^nft cgroup family (native): *yes$'; then

@@ -3,7 +3,7 @@
 # usage), say where and what, and leave the rules already running alone.
 # Runs in its own network and mount namespace. Prints TAP.
 set -u
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 ns_setup bad
 
 # The rules that must survive every bad input.

@@ -228,6 +228,16 @@ static inline int probe_cgroup2_on_sys_fs_cgroup(void)
 	return mount("none", "/sys/fs/cgroup", "cgroup2", 0, NULL);
 }
 
+/*
+ * A bpffs of this mount namespace's own on /sys/fs/bpf: what the bpf
+ * backend pins is per bpffs, so tests that run at the same time (or a
+ * test and an administrator) do not see each other's tables.
+ */
+static inline int probe_private_bpffs(void)
+{
+	return mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700");
+}
+
 static inline int probe_allow_ping(void)
 {
 	int fd = open("/proc/sys/net/ipv4/ping_group_range", O_WRONLY);

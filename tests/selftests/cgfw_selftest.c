@@ -350,6 +350,7 @@ FIXTURE_SETUP(cg)
 		counting_backend = native_family() ? "bpf" : "nft-emulated";
 	ASSERT_EQ(0, unshare(CLONE_NEWNET | CLONE_NEWNS));
 	ASSERT_EQ(0, mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL));
+	ASSERT_EQ(0, probe_private_bpffs());
 	if (variant->own_mount) {
 		ASSERT_EQ(0, probe_cgroup2_on_sys_fs_cgroup());
 		strcpy(self->root, "/sys/fs/cgroup");

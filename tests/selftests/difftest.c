@@ -373,6 +373,7 @@ static void setup(char *cg, size_t size)
 
 	if (unshare(CLONE_NEWNET | CLONE_NEWNS) ||
 	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    probe_private_bpffs() ||
 	    probe_cgroup2_on_sys_fs_cgroup()) {
 		printf("not ok 1 differential: cannot make namespaces: %s\n",
 		       strerror(errno));

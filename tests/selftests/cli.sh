@@ -2,7 +2,7 @@
 # The cgfw command as a user drives it: status, check, compile, list -j,
 # help and exit statuses. Runs in its own network and mount namespace.
 set -u
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 ns_setup cli
 
 sed "s|web.slice|$cg|" \

@@ -23,6 +23,10 @@
 #include <linux/if_ether.h>
 
 #include "kselftest_harness.h"
+
+/* a guard against hangs, not a timing: under QEMU's emulation it is slow */
+#undef TEST_TIMEOUT_DEFAULT
+#define TEST_TIMEOUT_DEFAULT 300
 #include "cgfwcmd.h"
 #include "netprobe.h"
 
@@ -164,6 +168,7 @@ int main(int argc, char **argv)
 	if (!geteuid()) {
 		if (unshare(CLONE_NEWNET | CLONE_NEWNS) ||
 		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+		    probe_private_bpffs() ||
 		    probe_cgroup2_on_sys_fs_cgroup()) {
 			perror("namespaces");
 			return 1;
