@@ -190,6 +190,17 @@ const struct backend_ops cgfw_backend_bpf = {
 
 /* ---- what only the bpf backend has ---- */
 
+/* A call's text result: *@out gets @sb's text, or the error is returned. */
+static int text_result(int ret, struct strbuf *sb, char **out)
+{
+	if (ret) {
+		cgfw_sb_release(sb);
+		return libcgfw_err(ret);
+	}
+	*out = cgfw_sb_detach(sb);
+	return *out ? 0 : libcgfw_err(-ENOMEM);
+}
+
 CGFW_API int cgfw_ruleset__bpf_object(struct cgfw_ctx *ctx,
 				      const struct cgfw_ruleset *rs,
 				      const char *path, char **commands)
@@ -206,12 +217,7 @@ CGFW_API int cgfw_ruleset__bpf_object(struct cgfw_ctx *ctx,
 	ret = cgfw_bpf_compile_all(ctx, rs, &bt, &n);
 	ret = ret ? : cgfw_bpf_write_elf(ctx, bt, n, path, &sb);
 	cgfw_bpf_release_all(bt, n);
-	if (ret) {
-		cgfw_sb_release(&sb);
-		return libcgfw_err(ret);
-	}
-	*commands = cgfw_sb_detach(&sb);
-	return *commands ? 0 : libcgfw_err(-ENOMEM);
+	return text_result(ret, &sb, commands);
 }
 
 CGFW_API int cgfw_ruleset__bpf_pin(struct cgfw_ctx *ctx,
@@ -233,12 +239,7 @@ CGFW_API int cgfw_ruleset__bpf_pin(struct cgfw_ctx *ctx,
 		ret = ret ? : cgfw_bpf_pin_progs(ctx, &bt[i], dir, &sb);
 	}
 	cgfw_bpf_release_all(bt, n);
-	if (ret) {
-		cgfw_sb_release(&sb);
-		return libcgfw_err(ret);
-	}
-	*pinned = cgfw_sb_detach(&sb);
-	return *pinned ? 0 : libcgfw_err(-ENOMEM);
+	return text_result(ret, &sb, pinned);
 }
 
 CGFW_API int cgfw_ruleset__bpf_asm(struct cgfw_ctx *ctx,
@@ -274,10 +275,5 @@ CGFW_API int cgfw_ruleset__bpf_asm(struct cgfw_ctx *ctx,
 		cgfw_bpf_table_release(&bt);
 		cgfw_sb_adds(&sb, "\n");
 	}
-	if (ret) {
-		cgfw_sb_release(&sb);
-		return libcgfw_err(ret);
-	}
-	*text = cgfw_sb_detach(&sb);
-	return *text ? 0 : libcgfw_err(-ENOMEM);
+	return text_result(ret, &sb, text);
 }

@@ -1289,12 +1289,10 @@ struct run_key {
 	struct nftnl_expr *imm;
 };
 
-static uint32_t run_key_len;
-
-static int cmp_run_key(const void *a, const void *b)
+static int cmp_run_key(const void *a, const void *b, void *len)
 {
 	const struct run_key *x = a, *y = b;
-	int d = memcmp(x->key, y->key, run_key_len);
+	int d = memcmp(x->key, y->key, *(uint32_t *)len);
 
 	return d ? d : (x->index > y->index) - (x->index < y->index);
 }
@@ -1358,8 +1356,7 @@ static void gen_run(struct cg *g, const struct ir_rule **rules, size_t n,
 		order[i].index = i;
 		order[i].imm = t->e[t->n - 1];
 	}
-	run_key_len = len;
-	qsort(order, n, sizeof(*order), cmp_run_key);
+	qsort_r(order, n, sizeof(*order), cmp_run_key, &len);
 	for (i = 0; i < n; i++) {
 		struct nftnl_expr *v = order[i].imm;
 

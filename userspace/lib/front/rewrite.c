@@ -489,25 +489,35 @@ static void parse_chain_type(struct lexer *lx, struct rw_chain *c)
 	skip_statement(lx);
 }
 
-static void parse_chain_body(struct lexer *lx, struct rw_chain *c)
+/*
+ * The first token of the next statement of a block, past empty ones;
+ * false at the block's end (its closing brace is taken) or the input's.
+ */
+static bool block_next(struct lexer *lx, struct token *t)
 {
-	struct token t;
-
 	for (;;) {
-		t = peek(lx);
-		switch (t.type) {
+		*t = peek(lx);
+		switch (t->type) {
 		case T_EOF:
-			return;
+			return false;
 		case T_RBRACE:
 			next(lx);
-			return;
+			return false;
 		case T_NL:
 		case T_SEMI:
 			next(lx);
 			continue;
 		default:
-			break;
+			return true;
 		}
+	}
+}
+
+static void parse_chain_body(struct lexer *lx, struct rw_chain *c)
+{
+	struct token t;
+
+	while (block_next(lx, &t)) {
 		if (tok_is(lx, &t, "type")) {
 			next(lx);
 			parse_chain_type(lx, c);
@@ -527,21 +537,7 @@ static void parse_table_body(struct lexer *lx, const char *table)
 	struct rw_chain *c;
 	struct token t, name;
 
-	for (;;) {
-		t = peek(lx);
-		switch (t.type) {
-		case T_EOF:
-			return;
-		case T_RBRACE:
-			next(lx);
-			return;
-		case T_NL:
-		case T_SEMI:
-			next(lx);
-			continue;
-		default:
-			break;
-		}
+	while (block_next(lx, &t)) {
 		if (!tok_is(lx, &t, "chain")) {
 			skip_statement(lx);	/* sets, maps, flags, ... */
 			continue;

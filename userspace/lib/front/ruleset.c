@@ -256,17 +256,14 @@ static int print_expr(struct nftnl_expr *e, void *data)
 static void add_src_line(struct strbuf *sb, const struct cgfw_source *src,
 			 const struct cgfw_loc *loc)
 {
-	const char *p = src->text, *e;
-	unsigned int line = 1;
+	const char *p, *e;
+	size_t len;
 
-	while (line < loc->line && (p = strchr(p, '\n'))) {
-		p++;
-		line++;
-	}
+	p = cgfw_src_line(src, loc->line, &len);
 	if (!p)
 		return;
-	e = strchrnul(p, '\n');
-	while (*p == ' ' || *p == '\t')
+	e = p + len;
+	while (p < e && (*p == ' ' || *p == '\t'))
 		p++;
 	while (e > p && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
 		e--;
