@@ -67,7 +67,8 @@ KSFT := $(BUILD)/ksft
 KSFT_H := $(KSFT)/kselftest_harness.h
 # what the test programs and the benchmark share
 TEST_LIB := tests/lib
-PROBE_H := $(TEST_LIB)/netprobe.h $(TEST_LIB)/cgfwcmd.h $(TEST_LIB)/listjson.h
+PROBE_H := $(TEST_LIB)/netprobe.h $(TEST_LIB)/cgfwcmd.h $(TEST_LIB)/listjson.h \
+	$(TEST_LIB)/bpfprog.h
 
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,\
 	$(wildcard tests/unit/*.c))

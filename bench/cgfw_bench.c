@@ -41,6 +41,7 @@
 #include <netinet/in.h>
 
 #include "cgfwcmd.h"
+#include "bpfprog.h"
 #include "netprobe.h"
 
 static char cg_name[64], cg_path[PATH_MAX];
@@ -95,22 +96,7 @@ static void flush(void)
 /* The program the bpf backend attached for our cgroup's egress. */
 static int bench_prog_fd(void)
 {
-	struct bpf_link_info info = { 0 };
-	uint32_t len = sizeof(info);
-	char path[PATH_MAX];
-	struct stat st;
-	int link, fd;
-
-	stat(cg_path, &st);
-	snprintf(path, sizeof(path), "/sys/fs/bpf/cgfw/bench/link-egress-%llu",
-		 (unsigned long long)st.st_ino);
-	link = bpf_obj_get(path);
-	if (link < 0)
-		return -1;
-	fd = bpf_obj_get_info_by_fd(link, &info, &len) ? -1 :
-	     bpf_prog_get_fd_by_id(info.prog_id);
-	close(link);
-	return fd;
+	return attached_prog("bench", "egress", cg_path);
 }
 
 /* Ethernet + IPv6 + TCP to port 443: 80 bytes, as bpfilter measures. */

@@ -28,6 +28,7 @@
 #undef TEST_TIMEOUT_DEFAULT
 #define TEST_TIMEOUT_DEFAULT 300
 #include "cgfwcmd.h"
+#include "bpfprog.h"
 #include "netprobe.h"
 
 static char cg_name[64], cg_path[PATH_MAX];
@@ -35,12 +36,9 @@ static char cg_name[64], cg_path[PATH_MAX];
 /* Apply "chain out { egress, policy accept; RULE }"; the program's fd. */
 static int prog_for(const char *rule)
 {
-	char path[] = "/tmp/cgfw-testrun-XXXXXX", cmd[512], pin[PATH_MAX];
-	struct bpf_link_info info = { 0 };
-	uint32_t len = sizeof(info);
+	char path[] = "/tmp/cgfw-testrun-XXXXXX", cmd[512];
 	FILE *f = fdopen(mkstemp(path), "w");
-	struct stat st;
-	int link, fd, ret;
+	int ret;
 
 	fprintf(f, "table cgroup tr {\n\tchain out {\n"
 		   "\t\ttype filter hook egress cgroup \"%s\" priority 0; policy accept;\n"
@@ -51,16 +49,7 @@ static int prog_for(const char *rule)
 	unlink(path);
 	if (ret)
 		return -1;
-	stat(cg_path, &st);
-	snprintf(pin, sizeof(pin), "/sys/fs/bpf/cgfw/tr/link-egress-%llu",
-		 (unsigned long long)st.st_ino);
-	link = bpf_obj_get(pin);
-	if (link < 0)
-		return -1;
-	fd = bpf_obj_get_info_by_fd(link, &info, &len) ? -1 :
-	     bpf_prog_get_fd_by_id(info.prog_id);
-	close(link);
-	return fd;
+	return attached_prog("tr", "egress", cg_path);
 }
 
 /* 1 pass, 0 drop, -1 the run failed */

@@ -109,19 +109,11 @@ static struct token lex_raw(struct lexer *lx)
 	case '\0':
 		return t;
 	case '\n':
-		t.type = T_NL;
-		n = 1;
-		break;
 	case ';':
-		t.type = T_SEMI;
-		n = 1;
-		break;
 	case '{':
-		t.type = T_LBRACE;
-		n = 1;
-		break;
 	case '}':
-		t.type = T_RBRACE;
+		t.type = s[lx->pos] == '\n' ? T_NL : s[lx->pos] == ';' ? T_SEMI :
+			 s[lx->pos] == '{' ? T_LBRACE : T_RBRACE;
 		n = 1;
 		break;
 	case '"':
