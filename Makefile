@@ -7,6 +7,7 @@
 #   make install  the command, libcgfw (shared and static), its header,
 #                 libcgfw.pc and the man page (PREFIX, DESTDIR)
 #   make lint     the library's dependency order, checkpatch on the series
+#   make fuzz     the fuzzers for longer than check runs them (FUZZ_SECONDS)
 #   make demo     a policy on a throwaway cgroup, with real traffic
 #   make bench    benchmarks (not part of check)
 #   make kernel   the 6.12 guest kernel (cached outside the checkout)
@@ -52,7 +53,8 @@ endif
 # Debian packages: what the build, the tests and the demo use.
 DEB_PKGS := gcc make pkg-config libnftnl-dev libmnl-dev libnftables-dev \
 	nftables libbpf-dev libelf-dev bpftool iproute2 linux-source-6.12 \
-	xz-utils python3 python3-docutils util-linux procps coreutils
+	xz-utils python3 python3-docutils util-linux procps coreutils \
+	clang libclang-rt-14-dev
 
 LIB_SRCS := $(wildcard userspace/lib/*.c userspace/lib/*/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
@@ -77,7 +79,7 @@ TEST_PROGS := $(UNIT_TESTS) $(BUILD)/tests/cgfw_selftest \
 	$(BUILD)/tests/nft_cgroup_skb
 
 .PHONY: all deps check check-run demo demo-run bench bench-run kernel vm-check \
-	vm-check-debug vm-bench vm-deps clean docs lint install uninstall
+	vm-check-debug vm-bench vm-deps clean docs lint install uninstall fuzz
 
 all: $(CGFW) $(CGFW_INSTALL) $(LIB_SO) $(LIB_A) $(TRAFFIC) $(TEST_PROGS) docs
 
@@ -287,7 +289,12 @@ $(BUILD)/docs/cgfw.8: docs/cgfw.8.rst
 lint: $(LIB_A)
 	$(Q)tools/lint.sh $(BUILD)
 
+# make check fuzzes for a fixed number of runs; this for longer
+FUZZ_SECONDS ?= 600
+fuzz: deps
+	$(Q)FUZZ_SECONDS=$(FUZZ_SECONDS) tools/fuzz.sh $(BUILD)
+
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(BUILD)-san $(BUILD)-fuzz $(BUILD)-san.log
 
 -include $(LIB_OBJS:.o=.d) $(BUILD)/userspace/cli/main.d

@@ -26,6 +26,14 @@ echo "##### on this machine: $(uname -r)"
 "$top/tools/run-tests.sh" "$BUILD" | tee "$out"
 add_counts "the tests on this machine"
 
+echo "##### under AddressSanitizer and UndefinedBehaviorSanitizer"
+"$top/tools/sanitize.sh" "$BUILD" | tee "$out"
+add_counts "the sanitizer stage"
+
+echo "##### fuzzing"
+"$top/tools/fuzz.sh" "$BUILD" | tee "$out"
+add_counts "the fuzzing stage"
+
 if [ -n "${CGFW_NO_VM:-}" ]; then
 	echo "ok - the patched kernel under QEMU # SKIP CGFW_NO_VM is set"
 	S=$((S + 1))

@@ -102,4 +102,18 @@ expect "both refuses as a whole" 1 "the bpf backend cannot do this" -- \
 	"$CGFW" apply -b both "$work/ct.nft"
 expect "delete of a table cgfw did not install" 1 "no table 'nope'" -- "$CGFW" delete nope
 
+# nft 1.0.6 takes a priority past 32 bits and cuts it: refused at its place
+bad prio 'table cgroup t {\n\tchain c {\n\t\ttype filter hook egress cgroup "'"$cg"'" priority 99999999999;\n\t}\n}\n'
+expect "a priority past 32 bits" 1 \
+	"prio\\.nft:3:[0-9]+-[0-9]+: Error: priority 99999999999 is out of range: a chain's priority is a 32-bit number" -- \
+	"$CGFW" apply "$work/prio.nft"
+bad named 'table cgroup t {\n\tcounter hits {\n\t}\n\tchain c {\n\t\ttype filter hook egress cgroup "'"$cg"'" priority 0;\n\t\tcounter name "hits" accept\n\t}\n}\n'
+expect "a named stateful object, at its place" 1 \
+	"named\\.nft:2:2-8: Error: named stateful objects .* are not supported" -- \
+	"$CGFW" apply "$work/named.nft"
+expect "an unprivileged delete says what it needs" 1 \
+	"needs CAP_NET_ADMIN .*; run cgfw as root" -- \
+	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+	"$CGFW" delete t
+
 exit $fail

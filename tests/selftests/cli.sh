@@ -13,6 +13,15 @@ check "status names the cgroup2 mount and the nft features" \
 		 '$CGFW' status | grep -q '^nft socket cgroupv2: *yes\$'"
 check "status -j is JSON" \
 	bash -c "'$CGFW' status -j | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d[\"nf_tables\"] is True'"
+check "status without privileges: the kernel's features are unknown, not no" \
+	bash -c "setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all '$CGFW' status |
+		 grep -q '^bpf CGROUP_SKB: *unknown (needs root)\$'"
+printf '\357\273\277' > "$work/bom.nft"
+cat "$work/web.nft" >> "$work/bom.nft"
+check "a file that starts with a UTF-8 byte-order mark compiles" \
+	"$CGFW" check "$work/bom.nft"
+check "--version names the version" \
+	bash -c "'$CGFW' --version | grep -qE '^cgfw [0-9]+\.[0-9]+\.[0-9]+ '"
 check "check compiles and applies nothing" \
 	bash -c "'$CGFW' check '$work/web.nft' && [ -z \"\$(nft list tables)\" ]"
 check "check reads standard input" \

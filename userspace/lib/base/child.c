@@ -15,6 +15,15 @@
 
 #include "base/child.h"
 
+/* AddressSanitizer reserves terabytes of address space: no RLIMIT_AS */
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+
 /* The child's last record: fn's return value. */
 #define REC_RESULT 0xffffffffu
 
@@ -102,10 +111,19 @@ int cgfw_child_run(int (*fn)(void *arg, int fd), void *arg,
 		return ret;
 	}
 	if (!pid) {
-		/* the child: dies with its parent, within its limits */
+		/*
+		 * The child: dies with its parent, within its limits, and
+		 * by the signal of its crash (not through a handler the
+		 * parent set, which would take it for the parent's own).
+		 */
 		close(fds[0]);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-#ifndef __SANITIZE_ADDRESS__	/* ASan reserves terabytes of address space */
+		signal(SIGSEGV, SIG_DFL);
+		signal(SIGBUS, SIG_DFL);
+		signal(SIGABRT, SIG_DFL);
+		signal(SIGFPE, SIG_DFL);
+		signal(SIGILL, SIG_DFL);
+#ifndef UNDER_ASAN
 		limit(RLIMIT_AS, lim->mem_bytes);
 #endif
 		limit(RLIMIT_CPU, lim->cpu_seconds);

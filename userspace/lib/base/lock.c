@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* The lock that serializes cgfw commands (base/lock.h). */
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <sys/file.h>
@@ -112,12 +113,32 @@ static int lock_dir(struct cgfw_ctx *ctx, const char *dir, int *out)
 	return 0;
 }
 
+/* Effective capability @cap of this process. */
+static bool has_cap(int cap)
+{
+	unsigned long long eff = 0;
+	char line[256];
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &eff) == 1)
+			break;
+	fclose(f);
+	return eff & (1ULL << cap);
+}
+
 int cgfw_lock(struct cgfw_ctx *ctx, const char *bpffs_dir,
 	      struct cgfw_lock *l)
 {
 	int ret;
 
 	l->sock = l->dir = -1;
+	if (!has_cap(12 /* CAP_NET_ADMIN */)) {
+		cgfw_err(ctx, "reading or changing what cgfw installed needs CAP_NET_ADMIN (and CAP_SYS_ADMIN or CAP_BPF for the bpf backend); run cgfw as root");
+		return -EPERM;
+	}
 	ret = lock_netns(ctx, &l->sock);
 	if (!ret && bpffs_dir)
 		ret = lock_dir(ctx, bpffs_dir, &l->dir);

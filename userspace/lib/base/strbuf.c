@@ -43,7 +43,8 @@ void cgfw_sb_addn(struct strbuf *sb, const char *s, size_t n)
 {
 	if (!sb_grow(sb, n))
 		return;
-	memcpy(sb->buf + sb->len, s, n);
+	if (n)
+		memcpy(sb->buf + sb->len, s, n);
 	sb->len += n;
 	sb->buf[sb->len] = '\0';
 }
@@ -84,8 +85,12 @@ char *cgfw_sb_detach(struct strbuf *sb)
 		cgfw_sb_release(sb);
 		return NULL;
 	}
-	if (!sb->buf && !sb_grow(sb, 0))
-		return NULL;
+	if (!sb->buf) {
+		/* nothing was added: an empty string, terminated */
+		if (!sb_grow(sb, 0))
+			return NULL;
+		sb->buf[0] = '\0';
+	}
 	p = sb->buf;
 	cgfw_sb_init(sb);
 	return p;

@@ -287,7 +287,7 @@ int cgfw_readback(struct cgfw_ctx *ctx, struct cgfw_ruleset *rs,
 		uint16_t f = nftnl_table_get_u32(t->nl, NFTNL_TABLE_FAMILY);
 
 		list_for_each_entry(s, &t->sets, list) {
-			if (ret)
+			if (ret || st.opts->no_elems)
 				break;
 			nlh = nftnl_nlmsg_build_hdr(buf, NFT_MSG_GETSETELEM, f,
 						    NLM_F_DUMP, 2);

@@ -12,6 +12,8 @@
  * so every line and column of the output matches the user's file, and nft's
  * own error locations point at the user's text.
  */
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -87,6 +89,11 @@ static struct token lex_raw(struct lexer *lx)
 	struct token t = { .type = T_EOF };
 	size_t n;
 
+	/* a UTF-8 byte-order mark at the start: blanks */
+	if (!lx->pos && lx->src->len >= 3 && !memcmp(s, "\xef\xbb\xbf", 3)) {
+		memset(lx->out, ' ', 3);
+		advance(lx, 3);
+	}
 	for (;;) {
 		char c = s[lx->pos];
 
@@ -423,6 +430,31 @@ static void note_table(struct lexer *lx, const struct token *name_tok)
 	list_add_tail(&t->list, &lx->res->tables);
 }
 
+/*
+ * A priority given as a number must fit nf_tables' 32 bits: nft 1.0.6
+ * takes a larger one and cuts it (99999999999 becomes 1215752191).
+ */
+static void check_priority(struct lexer *lx, struct token t)
+{
+	const char *p = lx->src->text + t.off;
+	char num[32], *end;
+	long long v;
+
+	if (t.type != T_WORD || t.len >= sizeof(num) ||
+	    !strchr("-+0123456789", *p))
+		return;		/* a name ("filter"), or nft's to judge */
+	memcpy(num, p, t.len);
+	num[t.len] = '\0';
+	errno = 0;
+	v = strtoll(num, &end, 0);
+	if (*end)
+		return;
+	if (errno == ERANGE || v < INT32_MIN || v > INT32_MAX)
+		lex_error(lx, &t.loc,
+			  "priority %s is out of range: a chain's priority is a 32-bit number, from %d to %d",
+			  num, INT32_MIN, INT32_MAX);
+}
+
 /* "type filter hook egress cgroup "P" priority 0;" */
 static void parse_chain_type(struct lexer *lx, struct rw_chain *c)
 {
@@ -433,6 +465,10 @@ static void parse_chain_type(struct lexer *lx, struct rw_chain *c)
 		if (t.type != T_WORD && t.type != T_STRING)
 			break;
 		next(lx);
+		if (tok_is(lx, &t, "priority")) {
+			check_priority(lx, peek(lx));
+			continue;
+		}
 		if (!tok_is(lx, &t, "hook"))
 			continue;
 
@@ -479,6 +515,24 @@ static void parse_chain_type(struct lexer *lx, struct rw_chain *c)
 		blank(lx, &path);
 	}
 	skip_statement(lx);
+}
+
+/* "counter NAME {", "ct helper NAME {" ...: a named stateful object */
+static void note_object(struct lexer *lx, const struct token *t)
+{
+	static const char *const kinds[] = {
+		"counter", "quota", "limit", "ct", "synproxy", "secmark",
+	};
+	size_t i;
+
+	if (lx->res->object_loc.line)
+		return;		/* the first is reported */
+	for (i = 0; i < ARRAY_SIZE(kinds); i++) {
+		if (tok_is(lx, t, kinds[i])) {
+			lx->res->object_loc = t->loc;
+			return;
+		}
+	}
 }
 
 /*
@@ -531,6 +585,7 @@ static void parse_table_body(struct lexer *lx, const char *table)
 
 	while (block_next(lx, &t)) {
 		if (!tok_is(lx, &t, "chain")) {
+			note_object(lx, &t);
 			skip_statement(lx);	/* sets, maps, flags, ... */
 			continue;
 		}

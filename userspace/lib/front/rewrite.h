@@ -53,6 +53,7 @@ struct rw_result {
 	struct list_head chains;	/* struct rw_chain */
 	struct list_head elem_cmds;	/* struct rw_elem_cmd */
 	bool has_other;		/* a statement that is not an element command */
+	struct cgfw_loc object_loc;	/* the first named stateful object */
 	struct cgfw_loc other_loc;	/* the first of them */
 };
 

@@ -18,6 +18,7 @@
 #include <libnftnl/udata.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
+#include <linux/netfilter/nfnetlink.h>
 
 #include "nft/nft.h"
 
@@ -280,39 +281,107 @@ out:
 
 /* ---- rules ---- */
 
+/* The expressions that name a set, and their attributes. */
+static const struct set_ref {
+	const char *expr;
+	uint16_t attr;		/* NFTA_*: the name in the netlink encoding */
+	uint16_t set, id;	/* NFTNL_EXPR_*: name, set id */
+} set_refs[] = {
+	{ "lookup", NFTA_LOOKUP_SET, NFTNL_EXPR_LOOKUP_SET,
+	  NFTNL_EXPR_LOOKUP_SET_ID },
+	{ "dynset", NFTA_DYNSET_SET_NAME, NFTNL_EXPR_DYNSET_SET_NAME,
+	  NFTNL_EXPR_DYNSET_SET_ID },
+	{ "objref", NFTA_OBJREF_SET_NAME, NFTNL_EXPR_OBJREF_SET_NAME,
+	  NFTNL_EXPR_OBJREF_SET_ID },
+};
+
+#define ANON_NAME "__set%d"	/* the kernel names it; the id binds it */
+#define MAX_REFS 128	/* NFT_RULE_MAXEXPRS */
+
+/* The ids of a rule's references to this batch's anonymous sets. */
+struct refs {
+	struct build *b;
+	uint32_t id[MAX_REFS];	/* by the expression's position; 0: none */
+	size_t n;
+};
+
 /*
- * Make an expression read back fit to be sent again: point set references
- * at this batch's sets, and drop a quota's "depleted" flag, which dumps
- * report and NEWRULE refuses (EINVAL); the consumed bytes come capped at
- * the quota, so the copy is depleted from its first packet.
+ * In a rule's netlink encoding, the name of an anonymous set it refers to
+ * becomes "__set%d" (any kernel name "__setN" has the room): the rule then
+ * binds to this batch's set by its id. (Done on the encoding because
+ * libnftnl 1.2.4 leaks a set name that is set twice.)
+ */
+static void rename_refs(struct nlmsghdr *nlh, struct refs *rf)
+{
+	struct nlattr *a, *le, *x, *d, *name, *data;
+	const struct set_ref *ref;
+	size_t k;
+
+	mnl_attr_for_each(a, nlh, sizeof(struct nfgenmsg)) {
+		if (mnl_attr_get_type(a) != NFTA_RULE_EXPRESSIONS)
+			continue;
+		mnl_attr_for_each_nested(le, a) {
+			if (rf->n == MAX_REFS)
+				return;
+			name = data = NULL;
+			mnl_attr_for_each_nested(x, le) {
+				if (mnl_attr_get_type(x) == NFTA_EXPR_NAME)
+					name = x;
+				else if (mnl_attr_get_type(x) == NFTA_EXPR_DATA)
+					data = x;
+			}
+			rf->id[rf->n] = 0;
+			for (k = 0, ref = NULL; name && k < ARRAY_SIZE(set_refs);
+			     k++)
+				if (!strcmp(mnl_attr_get_str(name),
+					    set_refs[k].expr))
+					ref = &set_refs[k];
+			if (!ref || !data) {
+				rf->n++;
+				continue;
+			}
+			mnl_attr_for_each_nested(d, data) {
+				if (mnl_attr_get_type(d) != ref->attr)
+					continue;
+				rf->id[rf->n] = anon_id(rf->b,
+							mnl_attr_get_str(d));
+				if (rf->id[rf->n] &&
+				    (size_t)MNL_ALIGN(d->nla_len) >=
+				    MNL_ATTR_HDRLEN + sizeof(ANON_NAME)) {
+					memcpy(mnl_attr_get_payload(d), ANON_NAME,
+					       sizeof(ANON_NAME));
+					d->nla_len = MNL_ATTR_HDRLEN +
+						     sizeof(ANON_NAME);
+				}
+			}
+			rf->n++;
+		}
+	}
+}
+
+struct fix {
+	const struct refs *rf;
+	size_t i;
+};
+
+/*
+ * Make an expression read back fit to be sent again: the id of the
+ * anonymous set it refers to (rename_refs()), and no "depleted" flag on a
+ * quota, which dumps report and NEWRULE refuses (EINVAL); the consumed
+ * bytes come capped at the quota, so the copy is depleted from its first
+ * packet.
  */
 static int fix_expr(struct nftnl_expr *e, void *data)
 {
-	struct build *b = data;
+	struct fix *f = data;
 	const char *name = nftnl_expr_get_str(e, NFTNL_EXPR_NAME);
-	static const struct {
-		const char *expr;
-		uint16_t set, id;
-	} refs[] = {
-		{ "lookup", NFTNL_EXPR_LOOKUP_SET, NFTNL_EXPR_LOOKUP_SET_ID },
-		{ "dynset", NFTNL_EXPR_DYNSET_SET_NAME,
-		  NFTNL_EXPR_DYNSET_SET_ID },
-		{ "objref", NFTNL_EXPR_OBJREF_SET_NAME,
-		  NFTNL_EXPR_OBJREF_SET_ID },
-	};
-	uint32_t id;
+	uint32_t id = f->i < f->rf->n ? f->rf->id[f->i] : 0;
 	size_t i;
 
-	for (i = 0; i < ARRAY_SIZE(refs); i++) {
-		if (strcmp(name, refs[i].expr) ||
-		    !nftnl_expr_is_set(e, refs[i].set))
-			continue;
-		id = anon_id(b, nftnl_expr_get_str(e, refs[i].set));
-		if (id) {
-			nftnl_expr_set_str(e, refs[i].set, "__set%d");
-			nftnl_expr_set_u32(e, refs[i].id, id);
-		}
-	}
+	f->i++;
+	for (i = 0; id && i < ARRAY_SIZE(set_refs); i++)
+		if (!strcmp(name, set_refs[i].expr))
+			nftnl_expr_set_u32(e, set_refs[i].id, id);
 	if (!strcmp(name, "quota"))
 		nftnl_expr_set_u32(e, NFTNL_EXPR_QUOTA_FLAGS,
 				   nftnl_expr_get_u32(e, NFTNL_EXPR_QUOTA_FLAGS) &
@@ -320,11 +389,13 @@ static int fix_expr(struct nftnl_expr *e, void *data)
 	return 0;
 }
 
-/* A private copy of a rule: through its own netlink encoding. */
+/* A private copy of a rule, through its netlink encoding, fit to send. */
 static struct nftnl_rule *rule_clone(struct build *b,
 				     const struct nftnl_rule *r)
 {
 	struct nftnl_rule *copy = nftnl_rule_alloc();
+	struct refs rf = { .b = b };
+	struct fix f = { .rf = &rf };
 	struct nlmsghdr *nlh;
 
 	if (!copy)
@@ -332,12 +403,16 @@ static struct nftnl_rule *rule_clone(struct build *b,
 	nlh = nftnl_nlmsg_build_hdr(b->scratch, NFT_MSG_NEWRULE,
 				    NFPROTO_INET, 0, 0);
 	nftnl_rule_nlmsg_build_payload(nlh, (struct nftnl_rule *)r);
-	if (nlh->nlmsg_len > SCRATCH_SIZE ||
-	    nftnl_rule_nlmsg_parse(nlh, copy) < 0) {
-		nftnl_rule_free(copy);
-		return NULL;
-	}
+	if (nlh->nlmsg_len > SCRATCH_SIZE)
+		goto err;
+	rename_refs(nlh, &rf);
+	if (nftnl_rule_nlmsg_parse(nlh, copy) < 0)
+		goto err;
+	nftnl_expr_foreach(copy, fix_expr, &f);
 	return copy;
+err:
+	nftnl_rule_free(copy);
+	return NULL;
 }
 
 static void emit_nl_rule(struct build *b, struct nftnl_rule *r,
@@ -424,7 +499,6 @@ static void emit_rules(struct build *b, const struct ir_chain *c)
 			build_error(b, -ENOMEM);
 			return;
 		}
-		nftnl_expr_foreach(copy, fix_expr, b);
 		rule_udata(b, copy, r->text);
 		emit_nl_rule(b, copy, r->loc.line ? &r->loc : &c->loc);
 		nftnl_rule_free(copy);

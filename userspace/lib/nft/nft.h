@@ -125,11 +125,11 @@ int cgfw_nft_read(struct cgfw_ctx *ctx, const struct nft_target *tg,
 		  const char *name, struct cgfw_listing *l);
 
 /*
- * The IR of the installed table @name of @tg, sets with their elements;
- * -ENOENT if there is none.
+ * The IR of the installed table @name of @tg, sets with their elements
+ * if @elems; -ENOENT if there is none.
  */
 int cgfw_nft_read_ir(struct cgfw_ctx *ctx, const struct nft_target *tg,
-		     const char *name, struct cgfw_ruleset *out);
+		     const char *name, bool elems, struct cgfw_ruleset *out);
 
 /* The generation of cgfw's table @name of @tg; -ENOENT: none. */
 int cgfw_nft_generation(struct cgfw_ctx *ctx, const struct nft_target *tg,

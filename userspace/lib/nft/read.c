@@ -35,20 +35,21 @@ static bool want_table(const struct nftnl_table *t, void *data)
 }
 
 static int read_ir(struct cgfw_ctx *ctx, const struct nft_target *tg,
-		   const char *name, struct cgfw_ruleset *out)
+		   const char *name, bool elems, struct cgfw_ruleset *out)
 {
 	struct want w = { .tg = tg, .name = name };
 	struct readback_opts ro = {
 		.family = tg->family, .want = want_table, .data = &w,
+		.no_elems = !elems,
 	};
 
 	return cgfw_readback(ctx, out, &ro);
 }
 
 int cgfw_nft_read_ir(struct cgfw_ctx *ctx, const struct nft_target *tg,
-		     const char *name, struct cgfw_ruleset *out)
+		     const char *name, bool elems, struct cgfw_ruleset *out)
 {
-	int ret = read_ir(ctx, tg, name, out);
+	int ret = read_ir(ctx, tg, name, elems, out);
 
 	if (!ret && list_empty(&out->tables))
 		ret = -ENOENT;
@@ -313,7 +314,7 @@ int cgfw_nft_read(struct cgfw_ctx *ctx, const struct nft_target *tg,
 	int ret;
 
 	cgfw_ir_init(&rs);
-	ret = read_ir(ctx, tg, name, &rs);
+	ret = read_ir(ctx, tg, name, true, &rs);
 	list_for_each_entry(t, &rs.tables, list) {
 		if (ret)
 			break;

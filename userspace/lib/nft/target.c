@@ -177,7 +177,7 @@ static int nft_set_object(struct cgfw_ctx *ctx, const struct nft_target *tg,
 	int ret;
 
 	cgfw_ir_init(&rs);
-	ret = cgfw_nft_read_ir(ctx, tg, table, &rs);
+	ret = cgfw_nft_read_ir(ctx, tg, table, false, &rs);
 	t = ret ? NULL : list_entry(rs.tables.next, struct ir_table, list);
 	s = t ? cgfw_ir_find_set(t, set) : NULL;
 	if (!ret && (!s || s->anonymous))

@@ -1,0 +1,2 @@
+build-san/cgfw-traffic: tools/traffic.c tests/lib/netprobe.h
+tests/lib/netprobe.h:

@@ -1,0 +1,5 @@
+build-san/tests/difftest: tests/selftests/difftest.c tests/lib/cgfwcmd.h \
+ tests/lib/netprobe.h tests/lib/listjson.h
+tests/lib/cgfwcmd.h:
+tests/lib/netprobe.h:
+tests/lib/listjson.h:

@@ -1,0 +1,28 @@
+build-san/userspace/lib/status.o: userspace/lib/status.c \
+ userspace/lib/backend.h userspace/lib/backend_ops.h \
+ userspace/lib/front/ir.h userspace/lib/base/ctx.h \
+ userspace/include/cgfw/cgfw.h userspace/lib/base/strbuf.h \
+ userspace/lib/base/list.h userspace/lib/front/cgroup.h \
+ userspace/lib/model/model.h userspace/lib/update_cmds.h \
+ userspace/lib/base/list.h userspace/lib/front/rewrite.h \
+ userspace/lib/base/json.h userspace/lib/front/cgroup.h \
+ userspace/lib/nft/nft.h userspace/lib/backend_ops.h \
+ userspace/lib/nl/netlink.h userspace/lib/nl/netlink.h
+userspace/lib/backend.h:
+userspace/lib/backend_ops.h:
+userspace/lib/front/ir.h:
+userspace/lib/base/ctx.h:
+userspace/include/cgfw/cgfw.h:
+userspace/lib/base/strbuf.h:
+userspace/lib/base/list.h:
+userspace/lib/front/cgroup.h:
+userspace/lib/model/model.h:
+userspace/lib/update_cmds.h:
+userspace/lib/base/list.h:
+userspace/lib/front/rewrite.h:
+userspace/lib/base/json.h:
+userspace/lib/front/cgroup.h:
+userspace/lib/nft/nft.h:
+userspace/lib/backend_ops.h:
+userspace/lib/nl/netlink.h:
+userspace/lib/nl/netlink.h:
