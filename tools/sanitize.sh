@@ -13,15 +13,16 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 SAN=$BUILD-san
 san_flags="-fsanitize=address,undefined -fno-sanitize-recover=all"
+mkdir -p "$SAN"
 if ! make --no-print-directory -s -j"$(nproc)" BUILD="$SAN" \
 	CFLAGS="-O1 -g -fno-omit-frame-pointer $san_flags" \
-	LDFLAGS="$san_flags" all > "$SAN.log" 2>&1; then
+	LDFLAGS="$san_flags" all > "$SAN/make.log" 2>&1; then
 	echo "not ok 1 the sanitizer build"
-	sed 's/^/# /' "$SAN.log" | tail -20
+	sed "s/^/# /" "$SAN/make.log" | tail -20
 	echo "0 passed, 1 failed, 0 skipped"
 	exit 1
 fi
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=86:detect_odr_violation=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=87
 export LSAN_OPTIONS=suppressions=$top/tests/sanitizers/lsan.supp:print_suppressions=0
-CGFW_TESTS="unit golden bad selftests crafted cli" exec tools/run-tests.sh "$SAN"
+CGFW_TESTS="unit golden bad selftests crafted cli large" exec tools/run-tests.sh "$SAN"
