@@ -6,9 +6,10 @@
  * (base/lock.h) from start to end.
  *
  * An apply stages every backend it uses first (all that can fail without
- * changing what runs), then commits the nft table (one nf_tables
- * transaction), then switches the bpf programs, then removes the table
- * from the backends it no longer uses. What each step leaves behind says
+ * changing what runs), then switches the bpf programs (keeping what they
+ * replace), then commits the nft table (one nf_tables transaction; if the
+ * kernel refuses it, the bpf programs are put back), then lets go of the
+ * old programs and removes the table from the backends it no longer uses. What each step leaves behind says
  * which apply made it (struct cgfw_apply_info, kept in the nft table's
  * userdata and in the bpf programs' description), so that the next
  * command, finding an apply that was killed on the way, finishes it or
@@ -198,7 +199,7 @@ static int note_tables(struct cgfw_ctx *ctx, struct latest *lt)
 /*
  * Finish what applies that were killed left undone: a staged bpf
  * generation is switched to if its apply's nft side took effect (or it
- * had none), else forgotten; then each table is removed from the
+ * had none), else every link is put back as it was; then each table is removed from the
  * backends that its latest apply did not use.
  */
 static int recover(struct cgfw_ctx *ctx)
@@ -266,7 +267,7 @@ static int apply(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 	void *priv[ARRAY_SIZE(all_backends)] = { NULL };
 	struct cgfw_apply_info ai = { .gen = new_gen() };
 	const struct ir_table *t;
-	size_t i;
+	size_t i, k;
 	int ret = 0;
 
 	for (i = 0; i < n; i++) {
@@ -284,13 +285,23 @@ static int apply(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 				be[i]->abort(priv[i]);
 		return ret;
 	}
-	/* nft first: the bpf generation is staged, so a kill is finished */
-	for (i = 0; i < n; i++) {
-		if (!ret)
-			ret = be[i]->commit(ctx, priv[i]);
-		else
-			be[i]->abort(priv[i]);
+	/*
+	 * The backends that can undo their commit first, so that a failure
+	 * of the last (nf_tables' one transaction) leaves everything as it
+	 * was; a kill on the way is finished or put back by recover().
+	 */
+	for (i = 0; !ret && i < n; i++)
+		ret = be[i]->commit(ctx, priv[i]);
+	if (ret) {
+		for (k = i; k < n; k++)
+			be[k]->abort(priv[k]);
+		for (k = i - 1; k-- > 0;)
+			be[k]->undo(priv[k]);
+		return ret;
 	}
+	for (i = 0; i < n; i++)
+		if (be[i]->settle)
+			be[i]->settle(priv[i]);
 	list_for_each_entry(t, &rs->tables, list) {
 		if (ret)
 			break;
@@ -319,8 +330,8 @@ CGFW_API int cgfw_ruleset__apply(struct cgfw_ctx *ctx,
 	ret = ret ? : cgfw_backend_begin(ctx, &l);
 	if (ret)
 		return libcgfw_err(ret);
-	/* nft before bpf: the order of the commits */
-	if (n == 2 && !is_nft(be[0])) {
+	/* the order of the commits: those that can be undone first */
+	if (n == 2 && !be[0]->undo) {
 		const struct backend_ops *x = be[0];
 
 		be[0] = be[1];

@@ -42,9 +42,17 @@ struct backend_ops {
 	 */
 	int (*stage)(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 		     const struct cgfw_apply_info *ai, void **priv);
-	/* Make the staged tables the ones that run; priv is released. */
+	/*
+	 * Make the staged tables the ones that run. On failure nothing
+	 * changed and priv is released; on success it is released too,
+	 * unless the backend can undo: then undo or settle releases it.
+	 */
 	int (*commit)(struct cgfw_ctx *ctx, void *priv);
-	/* Forget what was staged; priv is released. */
+	/* Optional: put back what commit changed (a later commit failed). */
+	void (*undo)(void *priv);
+	/* With undo: the apply took effect; what undo needed goes. */
+	void (*settle)(void *priv);
+	/* Forget what was staged (not committed); priv is released. */
 	void (*abort)(void *priv);
 	/* @name NULL: every table of this backend. -ENOENT: none found. */
 	int (*remove)(struct cgfw_ctx *ctx, const char *name);

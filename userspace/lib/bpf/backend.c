@@ -148,27 +148,69 @@ static int bpf_stage(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 	return 0;
 }
 
+/*
+ * Switch every table's links to its staged generation. What they ran is
+ * kept until bpf_settle(), so that bpf_undo() can put it back; a failure
+ * puts it back at once.
+ */
 static int bpf_commit(struct cgfw_ctx *ctx, void *priv)
 {
 	struct staged *st = priv;
-	size_t i;
+	size_t i, k;
 	int ret = 0;
 
 	for (i = 0; !ret && i < st->n; i++)
 		ret = cgfw_bpf_switch(ctx, st->names[i]);
-	for (; i < st->n; i++)
-		cgfw_bpf_unstage(st->names[i]);
+	if (!ret)
+		return 0;
+	for (k = 0; k < st->n; k++) {
+		if (k < i)
+			cgfw_bpf_unswitch(st->names[k]);
+		else
+			cgfw_bpf_unstage(st->names[k]);
+	}
 	staged_free(st);
 	return ret;
 }
 
-/* An interrupted apply of @name: switch to its staged generation, or not. */
+/* Another backend's commit failed: every link as it was before. */
+static void bpf_undo(void *priv)
+{
+	struct staged *st = priv;
+	size_t i;
+
+	for (i = 0; i < st->n; i++)
+		cgfw_bpf_unswitch(st->names[i]);
+	staged_free(st);
+}
+
+/* The whole apply took effect: what undo needed goes, and old links. */
+static void bpf_settle(void *priv)
+{
+	struct staged *st = priv;
+	size_t i;
+
+	for (i = 0; i < st->n; i++)
+		cgfw_bpf_settle(st->names[i]);
+	staged_free(st);
+}
+
+/*
+ * An interrupted apply of @name: switch to its staged generation (again:
+ * a link switched already stays) and settle, or put every link back.
+ */
 static int bpf_finish(struct cgfw_ctx *ctx, const char *name, bool forward)
 {
-	if (forward)
-		return cgfw_bpf_switch(ctx, name);
-	cgfw_bpf_unstage(name);
-	return 0;
+	int ret;
+
+	if (!forward) {
+		cgfw_bpf_unswitch(name);
+		return 0;
+	}
+	ret = cgfw_bpf_switch(ctx, name);
+	if (!ret)
+		cgfw_bpf_settle(name);
+	return ret;
 }
 
 const struct backend_ops cgfw_backend_bpf = {
@@ -177,6 +219,8 @@ const struct backend_ops cgfw_backend_bpf = {
 	.check = cgfw_bpf_check,
 	.stage = bpf_stage,
 	.commit = bpf_commit,
+	.undo = bpf_undo,
+	.settle = bpf_settle,
 	.abort = bpf_abort,
 	.remove = cgfw_bpf_remove,
 	.list = cgfw_bpf_list,

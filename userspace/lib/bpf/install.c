@@ -6,15 +6,20 @@
  *	link-<dir>-<cgroup id>	a bpf_link of a program on a cgroup; removing
  *				the pin detaches it
  *	_next/prog-<dir>-<id>	the next generation, during an apply
+ *	_prev/prog-<dir>-<id>	what a link ran before the apply switched it
  *
  * Everything else a generation has (maps, counters, its description) is
  * reached from its programs, so whatever runs on a cgroup is described by
  * what it carries (bpf/desc.h). An apply loads the whole new generation,
  * pins its programs in a directory of its own and renames that to _next
  * (one step), then swaps each link to its new program with
- * bpf_link_update() (each link in one step, never without a program) and
- * removes _next. If it is killed on the way, _next says what it was
- * doing, and the next cgfw command finishes it (backend.c).
+ * bpf_link_update() (each link in one step, never without a program; the
+ * old program kept in _prev), and once the whole apply has taken effect
+ * removes the links the table no longer has, _next and _prev. Until then
+ * it can be put back as it was (an apply with nft too whose nf_tables
+ * part the kernel refused). If it is killed on the way, _next says what
+ * it was doing, and the next cgfw command finishes it or puts it back
+ * (backend.c).
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -34,6 +39,7 @@
 
 /* bpffs takes no names with a dot */
 #define NEXT "_next"
+#define PREV "_prev"
 #define STAGE "_stage-"
 
 static void table_dir(char *buf, size_t size, const char *table)
@@ -197,11 +203,13 @@ static void tidy(const char *dir)
 
 void cgfw_bpf_unstage(const char *name)
 {
-	char dir[PATH_MAX], next[PATH_MAX + 8];
+	char dir[PATH_MAX], path[PATH_MAX + 8];
 
 	table_dir(dir, sizeof(dir), name);
-	snprintf(next, sizeof(next), "%s/" NEXT, dir);
-	remove_tree(next);
+	snprintf(path, sizeof(path), "%s/" NEXT, dir);
+	remove_tree(path);
+	snprintf(path, sizeof(path), "%s/" PREV, dir);
+	remove_tree(path);
 	tidy(dir);
 }
 
@@ -263,22 +271,21 @@ static int open_cgroup(struct cgfw_ctx *ctx, int prog, enum cgfw_dir dir,
 	return fd < 0 ? -errno : fd;
 }
 
-/* What a switch did to one link, to put it back. */
-struct swapped {
-	char key[64];
-	int old_prog;		/* -1: the link is new */
-};
-
-/* Attach @prog (pinned as prog-KEY) through link-KEY of @dir. */
+/*
+ * Attach the staged program prog-KEY through link-KEY of @dir: swap it into
+ * the link (the link's program first pinned as _prev/prog-KEY, unless it
+ * is there from an earlier try), or make the link.
+ */
 static int attach_one(struct cgfw_ctx *ctx, const char *dir,
-		      const char *name, struct swapped *sw)
+		      const char *name)
 {
 	LIBBPF_OPTS(bpf_link_create_opts, lo);
-	char path[PATH_MAX + 512], dir_s[16];
+	char path[PATH_MAX + 512], prev[PATH_MAX + 512], key[64], dir_s[16];
 	unsigned long long cgid;
+	int prog, old, link, cg, ret = 0;
+	struct stat st;
 	enum cgfw_dir d;
-	int prog, link, cg, ret;
-	uint32_t old;
+	uint32_t old_id;
 
 	if (sscanf(name, "prog-%15[a-z]-%llu", dir_s, &cgid) != 2)
 		return 0;	/* not a program */
@@ -289,16 +296,21 @@ static int attach_one(struct cgfw_ctx *ctx, const char *dir,
 		cgfw_err(ctx, "cannot open %s: %s", path, strerror(-prog));
 		return prog;
 	}
-	cgfw_bpf_key(sw->key, sizeof(sw->key), "link", d, cgid);
-	sw->old_prog = -1;
-	snprintf(path, sizeof(path), "%s/%s", dir, sw->key);
+	cgfw_bpf_key(key, sizeof(key), "link", d, cgid);
+	snprintf(path, sizeof(path), "%s/%s", dir, key);
+	snprintf(prev, sizeof(prev), "%s/" PREV "/%s", dir, name);
 	link = bpf_obj_get(path);
 	if (link >= 0) {
-		old = prog_id_of_link(link);
-		ret = 0;
-		if (old != prog_id(prog)) {
-			sw->old_prog = old ? bpf_prog_get_fd_by_id(old) : -1;
-			ret = bpf_link_update(link, prog, NULL);
+		old_id = prog_id_of_link(link);
+		if (old_id != prog_id(prog)) {
+			/* the program it had, kept to put it back */
+			old = stat(prev, &st) && old_id ?
+			      bpf_prog_get_fd_by_id(old_id) : -1;
+			if (old >= 0) {
+				ret = bpf_obj_pin(old, prev);
+				close(old);
+			}
+			ret = ret ? : bpf_link_update(link, prog, NULL);
 			if (ret)
 				cgfw_err(ctx, "cannot swap the program on cgroup id %llu: %s",
 					 cgid, strerror(-ret));
@@ -329,24 +341,6 @@ static int attach_one(struct cgfw_ctx *ctx, const char *dir,
 	return ret;
 }
 
-/* Put back what attach_one() changed. */
-static void unswap(const char *dir, const struct swapped *sw)
-{
-	char path[PATH_MAX + 80];
-	int link;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, sw->key);
-	if (sw->old_prog < 0) {
-		unlink(path);	/* the link was new: detached */
-		return;
-	}
-	link = bpf_obj_get(path);
-	if (link >= 0) {
-		bpf_link_update(link, sw->old_prog, NULL);
-		close(link);
-	}
-}
-
 /* Links and old pins of @dir that the staged generation does not have. */
 static void prune(const char *dir)
 {
@@ -373,47 +367,84 @@ static void prune(const char *dir)
 	closedir(d);
 }
 
+/*
+ * Put a link back as it was before the switch: to the program kept in
+ * _prev, or, if it had none there and runs the staged program, it was made
+ * by the switch: unpinned (detached).
+ */
+static void unswitch_one(const char *dir, const char *link_name)
+{
+	char path[PATH_MAX + 256], prev[PATH_MAX + 256], next[PATH_MAX + 256];
+	int link, prog;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, link_name);
+	snprintf(prev, sizeof(prev), "%s/" PREV "/prog-%s", dir, link_name + 5);
+	snprintf(next, sizeof(next), "%s/" NEXT "/prog-%s", dir, link_name + 5);
+	link = bpf_obj_get(path);
+	if (link < 0)
+		return;
+	prog = bpf_obj_get(prev);
+	if (prog >= 0) {
+		bpf_link_update(link, prog, NULL);
+		close(prog);
+	} else {
+		prog = bpf_obj_get(next);
+		if (prog >= 0 && prog_id_of_link(link) == prog_id(prog))
+			unlink(path);
+		if (prog >= 0)
+			close(prog);
+	}
+	close(link);
+}
+
+void cgfw_bpf_unswitch(const char *name)
+{
+	char dir[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+
+	table_dir(dir, sizeof(dir), name);
+	d = opendir(dir);
+	while (d && (de = readdir(d)))
+		if (!strncmp(de->d_name, "link-", 5))
+			unswitch_one(dir, de->d_name);
+	if (d)
+		closedir(d);
+	cgfw_bpf_unstage(name);
+}
+
 int cgfw_bpf_switch(struct cgfw_ctx *ctx, const char *name)
 {
-	char dir[PATH_MAX], next[PATH_MAX + 8];
-	struct swapped *sw = NULL, *v;
+	char dir[PATH_MAX], next[PATH_MAX + 8], prev[PATH_MAX + 8];
 	struct dirent *de;
-	size_t n = 0, i;
 	DIR *d;
 	int ret = 0;
 
 	table_dir(dir, sizeof(dir), name);
 	snprintf(next, sizeof(next), "%s/" NEXT, dir);
+	snprintf(prev, sizeof(prev), "%s/" PREV, dir);
+	if (mkdir(prev, 0700) && errno != EEXIST) {
+		ret = -errno;
+		cgfw_err(ctx, "cannot make %s: %s", prev, strerror(errno));
+		return ret;
+	}
 	d = opendir(next);
 	if (!d)
 		return -errno;
-	while (!ret && (de = readdir(d))) {
-		if (strncmp(de->d_name, "prog-", 5))
-			continue;
-		v = realloc(sw, (n + 1) * sizeof(*sw));
-		if (!v) {
-			ret = -ENOMEM;
-			break;
-		}
-		sw = v;
-		ret = attach_one(ctx, dir, de->d_name, &sw[n]);
-		if (!ret)
-			n++;
-	}
+	while (!ret && (de = readdir(d)))
+		if (!strncmp(de->d_name, "prog-", 5))
+			ret = attach_one(ctx, dir, de->d_name);
 	closedir(d);
-	if (ret) {
-		/* the links as they were; the staged generation goes */
-		for (i = n; i--;)
-			unswap(dir, &sw[i]);
-	} else {
-		prune(dir);
-	}
-	for (i = 0; i < n; i++)
-		if (sw[i].old_prog >= 0)
-			close(sw[i].old_prog);
-	free(sw);
-	cgfw_bpf_unstage(name);
 	return ret;
+}
+
+void cgfw_bpf_settle(const char *name)
+{
+	char dir[PATH_MAX];
+
+	table_dir(dir, sizeof(dir), name);
+	prune(dir);
+	cgfw_bpf_unstage(name);
 }
 
 /* ---- removing, pinning ---- */

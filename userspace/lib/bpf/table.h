@@ -149,8 +149,14 @@ int cgfw_bpf_ensure_root(struct cgfw_ctx *ctx);
  * or the next cgfw command after a crash, switches the links to.
  */
 int cgfw_bpf_stage(struct cgfw_ctx *ctx, const struct bpf_table *bt);
-/* Switch the links of table @name to its staged generation. */
+/*
+ * Switch the links of table @name to its staged generation, keeping what
+ * they ran; then settle (the links it no longer has removed, and what was
+ * kept) or unswitch (every link as it was).
+ */
 int cgfw_bpf_switch(struct cgfw_ctx *ctx, const char *name);
+void cgfw_bpf_settle(const char *name);
+void cgfw_bpf_unswitch(const char *name);
 /* Forget the staged generation of @name. */
 void cgfw_bpf_unstage(const char *name);
 /* Is there a staged generation of @name? */
