@@ -22,8 +22,11 @@ run_one() {
 	echo "=== $name"
 	"$@" >"$log" 2>&1
 	rc=$?
-	# the test's own TAP lines, plus every failure's context
-	grep -E '^(not ok|ok) |^# .*(Expected|SKIP|failed|FAIL|timeout)' "$log" | sed 's/^/  /'
+	# the test's own TAP lines, plus every failure's context: the
+	# diagnostics that follow it (up to 20 lines), and the harness's
+	awk '/^(not ok|ok) / { show = /^not ok/ ? 20 : 0; print; next }
+	     /^# / && (show-- > 0 || /Expected|SKIP|failed|FAIL|timeout/)' \
+		"$log" | sed 's/^/  /'
 	s=$(grep -cE '^ok [0-9]+ .*# SKIP' "$log")
 	p=$(( $(grep -cE '^ok [0-9]+ ' "$log") - s ))
 	f=$(grep -cE '^not ok [0-9]+ ' "$log")

@@ -255,15 +255,159 @@ static int dump(struct mnl_socket *nl, struct rb_state *st, uint16_t type,
 	return st->err ? : ret;
 }
 
+/* ---- a set's elements, read until two reads agree ---- */
+
+/*
+ * A dump of a hash set's elements is no snapshot: it comes in parts, each
+ * a new walk of the kernel's hash table that skips what earlier parts
+ * sent, and while that table is resized (which goes on for a while after
+ * a transaction that added many elements) a walk's order changes: a dump
+ * then repeats some elements and leaves others out. So a set is dumped
+ * again until two dumps in a row hold the same keys, none of them twice.
+ */
+#define ELEM_DUMP_TRIES 16
+
+struct elem_dump {
+	struct strbuf msgs;	/* the messages, as they came */
+	uint64_t *keys;		/* a hash of each element's key, sorted */
+	size_t n, cap;
+};
+
+static int collect(const struct nlmsghdr *nlh, void *data)
+{
+	struct strbuf *sb = data;
+
+	cgfw_sb_addn(sb, (const char *)nlh, NLMSG_ALIGN(nlh->nlmsg_len));
+	return sb->oom ? MNL_CB_ERROR : MNL_CB_OK;
+}
+
+static uint64_t fnv1a(uint64_t h, const void *p, size_t len)
+{
+	const uint8_t *b = p;
+
+	while (len--)
+		h = (h ^ *b++) * 0x100000001b3ull;
+	return h;
+}
+
+static int key_of(const struct nlattr *elem, struct elem_dump *ed)
+{
+	const struct nlattr *a;
+	uint64_t h = 0xcbf29ce484222325ull, *v;
+
+	mnl_attr_for_each_nested(a, elem) {
+		uint16_t type = mnl_attr_get_type(a);
+
+		if (type == NFTA_SET_ELEM_KEY || type == NFTA_SET_ELEM_KEY_END ||
+		    type == NFTA_SET_ELEM_FLAGS) {
+			h = fnv1a(h, &type, sizeof(type));
+			h = fnv1a(h, mnl_attr_get_payload(a),
+				  mnl_attr_get_payload_len(a));
+		}
+	}
+	if (ed->n == ed->cap) {
+		ed->cap = ed->cap ? 2 * ed->cap : 1024;
+		v = realloc(ed->keys, ed->cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		ed->keys = v;
+	}
+	ed->keys[ed->n++] = h;
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The keys of every element the messages hold; -EAGAIN if one is twice. */
+static int elem_keys(struct elem_dump *ed)
+{
+	const struct nlmsghdr *nlh = (const void *)ed->msgs.buf;
+	const struct nlattr *a, *e;
+	int left = ed->msgs.len, ret;
+	size_t i;
+
+	ed->n = 0;
+	for (; mnl_nlmsg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left)) {
+		if (NFNL_MSG_TYPE(nlh->nlmsg_type) != NFT_MSG_NEWSETELEM)
+			continue;
+		mnl_attr_for_each(a, nlh, sizeof(struct nfgenmsg)) {
+			if (mnl_attr_get_type(a) != NFTA_SET_ELEM_LIST_ELEMENTS)
+				continue;
+			mnl_attr_for_each_nested(e, a) {
+				ret = key_of(e, ed);
+				if (ret)
+					return ret;
+			}
+		}
+	}
+	qsort(ed->keys, ed->n, sizeof(*ed->keys), cmp_u64);
+	for (i = 1; i < ed->n; i++)
+		if (ed->keys[i] == ed->keys[i - 1])
+			return -EAGAIN;
+	return 0;
+}
+
+static int dump_elems(struct mnl_socket *nl, struct rb_state *st,
+		      const struct ir_set *s, uint16_t family)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct elem_dump d[2] = { 0 };
+	struct elem_dump *cur, *prev = NULL;
+	const struct nlmsghdr *m;
+	struct nlmsghdr *nlh;
+	int ret = 0, try, left;
+
+	for (try = 0; try < ELEM_DUMP_TRIES; try++) {
+		cur = &d[try % 2];
+		cgfw_sb_release(&cur->msgs);
+		cgfw_sb_init(&cur->msgs);
+		nlh = nftnl_nlmsg_build_hdr(buf, NFT_MSG_GETSETELEM, family,
+					    NLM_F_DUMP, 2);
+		nftnl_set_elems_nlmsg_build_payload(nlh, s->nl);
+		ret = cgfw_nl_dump(nl, nlh, collect, &cur->msgs);
+		if (cur->msgs.oom)
+			ret = -ENOMEM;
+		ret = ret ? : elem_keys(cur);
+		if (ret == -EAGAIN || ret == -EINTR) {
+			prev = NULL;	/* a dump with an element twice */
+			continue;
+		}
+		if (ret)
+			break;
+		if (prev && prev->n == cur->n &&
+		    !memcmp(prev->keys, cur->keys, cur->n * sizeof(*cur->keys)))
+			break;
+		prev = cur;
+		ret = -EAGAIN;
+	}
+	if (!ret) {
+		m = (const void *)cur->msgs.buf;
+		left = cur->msgs.len;
+		for (; mnl_nlmsg_ok(m, left); m = mnl_nlmsg_next(m, &left))
+			if (dispatch(m, st) != MNL_CB_OK)
+				break;
+		ret = st->err;
+	}
+	for (try = 0; try < 2; try++) {
+		cgfw_sb_release(&d[try].msgs);
+		free(d[try].keys);
+	}
+	return ret;
+}
+
 int cgfw_readback(struct cgfw_ctx *ctx, struct cgfw_ruleset *rs,
 		  const struct readback_opts *opts)
 {
 	static const struct readback_opts none;
 	struct rb_state st = { .rs = rs, .opts = opts ? opts : &none };
 	uint16_t family = st.opts->family;
-	char buf[MNL_SOCKET_BUFFER_SIZE];
+	const struct ir_set *busy = NULL;
 	struct mnl_socket *nl;
-	struct nlmsghdr *nlh;
 	struct ir_table *t;
 	struct ir_set *s;
 	int ret;
@@ -289,15 +433,17 @@ int cgfw_readback(struct cgfw_ctx *ctx, struct cgfw_ruleset *rs,
 		list_for_each_entry(s, &t->sets, list) {
 			if (ret || st.opts->no_elems)
 				break;
-			nlh = nftnl_nlmsg_build_hdr(buf, NFT_MSG_GETSETELEM, f,
-						    NLM_F_DUMP, 2);
-			nftnl_set_elems_nlmsg_build_payload(nlh, s->nl);
-			ret = cgfw_nl_dump(nl, nlh, dispatch, &st);
-			ret = st.err ? : ret;
+			ret = dump_elems(nl, &st, s, f);
+			if (ret == -EAGAIN)
+				busy = s;
 		}
 	}
 	mnl_socket_close(nl);
-	if (ret)
+	if (busy)
+		cgfw_err(ctx, "the elements of set '%s' changed in each of %d reads; try again",
+			 nftnl_set_get_str(busy->nl, NFTNL_SET_NAME),
+			 ELEM_DUMP_TRIES);
+	else if (ret)
 		cgfw_err(ctx, "cannot read the nf_tables tables back: %s",
 			 strerror(-ret));
 	return ret;
