@@ -364,7 +364,10 @@ FIXTURE_SETUP(cg)
 	snprintf(self->name, sizeof(self->name), "cgfw-test-%d", getpid());
 	snprintf(self->path, sizeof(self->path), "%s/%s", self->root,
 		 self->name);
-	ASSERT_EQ(0, mkdir(self->path, 0755));
+	/* one an earlier test of the same pid could not remove: empty */
+	if (mkdir(self->path, 0755) && errno == EEXIST)
+		rmdir(self->path);
+	ASSERT_EQ(0, access(self->path, F_OK) ? mkdir(self->path, 0755) : 0);
 	strcpy(self->rules, "/tmp/cgfw-test-XXXXXX");
 	ASSERT_LE(0, close(mkstemp(self->rules)));
 	ASSERT_EQ(0, probe_lo_up());
@@ -375,6 +378,7 @@ FIXTURE_TEARDOWN(cg)
 {
 	static const char *const subs[] = { "a/deep", "sub", "a", "b", "" };
 	char buf[PATH_MAX];
+	int tries;
 	size_t i;
 
 	if (!self->path[0])
@@ -382,7 +386,10 @@ FIXTURE_TEARDOWN(cg)
 	for (i = 0; i < ARRAY_SIZE(subs); i++) {
 		snprintf(buf, sizeof(buf), "%s%s%s", self->path,
 			 *subs[i] ? "/" : "", subs[i]);
-		rmdir(buf);
+		/* busy while the test's processes finish exiting */
+		for (tries = 0; rmdir(buf) && errno == EBUSY && tries < 200;
+		     tries++)
+			usleep(10000);
 	}
 	unlink(self->rules);
 }
