@@ -96,10 +96,16 @@ bench: deps
 bench-run: $(CGFW) $(BUILD)/bench/cgfw_bench
 	$(Q)bench/run.sh $(BUILD)
 
-$(BUILD)/bench/cgfw_bench: bench/cgfw_bench.c $(PROBE_H)
+# The mixed rule shape uses bench/classbench.h when it is in the tree
+# (CLASSBENCH_DIR=DIR to take it from elsewhere), else its own generator.
+BENCH_SRCS := $(wildcard bench/*.c)
+CLASSBENCH_DIR ?=
+$(BUILD)/bench/cgfw_bench: $(BENCH_SRCS) bench/bench.h $(PROBE_H) \
+		$(wildcard bench/classbench.h $(CLASSBENCH_DIR)/classbench.h)
 	$(call msg,CC,$@)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< $(PKG_LIBS)
+	$(Q)$(CC) $(TEST_CFLAGS) -Ibench $(if $(CLASSBENCH_DIR),-I$(CLASSBENCH_DIR)) \
+		-o $@ $(BENCH_SRCS) $(PKG_LIBS) -lm
 
 # The guest kernel and the VM: not part of check yet (docs/status.rst).
 VM_DEB_PKGS := flex bison bc libssl-dev cpio ccache qemu-system-x86 \
