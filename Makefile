@@ -37,7 +37,8 @@ endif
 # Debian packages: what the build, the tests and the demo use.
 DEB_PKGS := gcc make pkg-config libnftnl-dev libmnl-dev libnftables-dev \
 	nftables libbpf-dev libelf-dev bpftool iproute2 linux-source-6.12 \
-	xz-utils python3 python3-docutils util-linux procps coreutils
+	xz-utils python3 python3-docutils util-linux procps coreutils \
+	iptables python3-matplotlib
 
 LIB_SRCS := $(wildcard userspace/lib/*.c userspace/lib/bpf/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
@@ -93,8 +94,10 @@ bench: deps
 	$(Q)$(MAKE) --no-print-directory bench-run
 
 # Not part of check: timings are compared within one run (docs/benchmarks.rst).
+# make bench QUICK=1: the short plan (under two minutes); BENCH_ARGS: more
+# cgfw_bench options (--rounds, --groups, --paths, ...).
 bench-run: $(CGFW) $(BUILD)/bench/cgfw_bench
-	$(Q)bench/run.sh $(BUILD)
+	$(Q)bench/run.sh $(BUILD) $(if $(QUICK),--quick) $(BENCH_ARGS)
 
 # The mixed rule shape uses bench/classbench.h when it is in the tree
 # (CLASSBENCH_DIR=DIR to take it from elsewhere), else its own generator.
