@@ -9,7 +9,8 @@
 #   make kernel   the 6.12 guest kernel (cached outside the checkout)
 #   make vm-check the tests inside it, under QEMU (check runs them too)
 #   make vm-check-debug  the same in the lockdep + KASAN kernel
-#   make vm-bench the benchmarks inside it (the native family too)
+#   make vm-bench the benchmarks inside it (the native family too), and
+#                 in the same kernel without the series
 
 SHELL := /bin/bash
 BUILD ?= build
@@ -57,7 +58,8 @@ TEST_PROGS := $(BUILD)/tests/test_rewrite $(BUILD)/tests/cgfw_selftest \
 	$(BUILD)/tests/difftest $(BUILD)/tests/testrun \
 	$(BUILD)/tests/nft_cgroup_skb
 
-.PHONY: all deps check check-run demo demo-run bench bench-run kernel vm-check \
+.PHONY: all deps check check-run demo demo-run bench bench-run kernel \
+	kernel-unpatched vm-check \
 	vm-check-debug vm-bench vm-deps \
 	clean docs lint
 
@@ -130,6 +132,10 @@ vm-deps:
 kernel: vm-deps
 	$(Q)tools/vm/build-kernel.sh
 
+# The same kernel without the series (make vm-bench compares the two).
+kernel-unpatched: vm-deps
+	$(Q)tools/vm/build-kernel.sh unpatched
+
 # The project's tests and the series' selftest inside that kernel, under
 # QEMU (TCG); make check runs them too, after the tests on this machine.
 vm-check: deps vm-deps
@@ -144,11 +150,13 @@ vm-check-debug: deps vm-deps
 		tools/vm/guest-tests.sh $(BUILD)
 
 # The benchmarks inside the patched kernel, where the native family is one
-# more configuration; results printed (the guest cannot write the checkout).
+# more path, and the hook rows in the unpatched kernel too; the guest
+# prints its CSVs, bench/vm.sh writes them to build/bench/vm/KERNEL/ and
+# plots them. QUICK=1: the short plan; VM_BENCH_ARGS: cgfw_bench options.
 vm-bench: deps vm-deps
 	$(Q)$(MAKE) --no-print-directory $(CGFW) $(BUILD)/bench/cgfw_bench
-	$(Q)tools/vm/run.sh -t 3600 BENCH_OUT=/tmp/bench BENCH_RULES='"1 2048"' \
-		bench/run.sh $(BUILD)
+	$(Q)bench/vm.sh $(BUILD) $(BUILD)/bench/vm $(if $(QUICK),--quick) \
+		$(VM_BENCH_ARGS)
 
 $(BUILD)/%.o: %.c
 	$(call msg,CC,$@)

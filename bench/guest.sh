@@ -1,0 +1,21 @@
+#!/bin/bash
+# In the guest (make vm-bench): the benchmark into /tmp/bench, then every
+# file of the run on the console, each line prefixed "@@ ", between
+# "@@@ FILE" and "@@@ end" (the guest cannot write the checkout; the host
+# takes them from the console: bench/vm.sh).
+#   bench/guest.sh BUILD [cgfw_bench options]
+set -eu
+BUILD=${1:-build}
+shift || true
+out=/tmp/bench
+mkdir -p "$out"
+export CGFW=$BUILD/cgfw
+status=0
+"$BUILD/bench/cgfw_bench" --out "$out" "$@" || status=$?
+for f in env.txt summary.csv raw.csv; do
+	[ -f "$out/$f" ] || continue
+	echo "@@@ $f"
+	sed 's/^/@@ /' "$out/$f"
+	echo "@@@ end"
+done
+exit $status
