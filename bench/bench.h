@@ -104,6 +104,8 @@ struct path {
 	int (*update_raw)(const struct ruleset *rs, int k, double *secs,
 			  char *err, size_t esz);
 	int (*reapply)(const struct ruleset *rs, char *err, size_t esz);
+	/* where the measured sockets live, if not rs->sender */
+	const struct cgref *(*sender)(const struct ruleset *rs);
 };
 
 #define P_NATIVE	0x1	/* needs the kernel's cgroup family */
@@ -112,6 +114,7 @@ struct path {
 #define P_NO_SETS	0x8
 #define P_NO_HASH	0x10	/* systemd: prefixes only */
 #define P_NO_EMPTY	0x20
+#define P_SYSTEMD	0x40	/* needs systemd as PID 1 */
 
 extern const struct path *const all_paths[];
 const struct path *path_by_name(const char *name);
@@ -129,6 +132,13 @@ int sdfw_prog_fd(const struct ruleset *rs);
 void sdfw_stat(const struct ruleset *rs, struct progstat *ps);
 int sdfw_update_raw(const struct ruleset *rs, int k, double *secs, char *err,
 		    size_t esz);
+bool systemd_pid1(void);
+int sdunit_apply(const struct ruleset *rs, char *err, size_t esz);
+void sdunit_clear(const struct ruleset *rs);
+const struct cgref *sdunit_sender(const struct ruleset *rs);
+int sdunit_prog_fd(const struct ruleset *rs);
+void sdunit_stat(const struct ruleset *rs, struct progstat *ps);
+int sdunit_update(const struct ruleset *rs, int k, char *err, size_t esz);
 int empty_apply(const struct ruleset *rs, char *err, size_t esz);
 void empty_clear(const struct ruleset *rs);
 int empty_prog_fd(const struct ruleset *rs);

@@ -83,7 +83,7 @@ static struct {
 	int cgs[16], n_cgs;
 	int update;
 	const char *out;
-	bool native;
+	bool native, systemd;
 } opt = {
 	.rounds = 5, .secs = 0.5, .update = 100000, .out = "build/bench",
 	.groups = "hook,rules,sets,cgroups,update",
@@ -135,7 +135,8 @@ static struct setup *add_setup(const char *group, const char *pname,
 	struct setup *s;
 
 	if (!p || !in_list(opt.paths, pname) ||
-	    ((p->flags & P_NATIVE) && !opt.native))
+	    ((p->flags & P_NATIVE) && !opt.native) ||
+	    ((p->flags & P_SYSTEMD) && !opt.systemd))
 		return NULL;
 	if (p != path_by_name("none")) {
 		if (kind == K_EMPTY && (p->flags & P_NO_EMPTY))
@@ -223,7 +224,7 @@ static void plan_hook(void)
 	static const char *const paths[] = {
 		"prog-empty", "bpf", "nft-native", "nft-emulated", "both",
 		"nft-socket", "nft-socket-vmap", "ipt-nft", "ipt-legacy",
-		"systemd", NULL,
+		"systemd", "systemd-unit", NULL,
 	};
 	struct pkt u4, u6, t4, t6;
 	int i, d, proto;
@@ -340,7 +341,7 @@ static void plan_sets(void)
 {
 	static const char *const paths[] = {
 		"bpf", "nft-native", "nft-emulated", "nft-socket", "systemd",
-		NULL,
+		"systemd-unit", NULL,
 	};
 	int maxn = max_of(opt.sets, opt.n_sets), i, j, k;
 	struct pkt p;
@@ -369,7 +370,8 @@ static void plan_cgroups(void)
 {
 	static const char *const paths[] = {
 		"bpf", "nft-native", "nft-emulated", "nft-socket",
-		"nft-socket-vmap", "ipt-nft", "ipt-legacy", "systemd", NULL,
+		"nft-socket-vmap", "ipt-nft", "ipt-legacy", "systemd",
+		"systemd-unit", NULL,
 	};
 	struct pkt u4;
 	int i, j, h;
@@ -413,12 +415,12 @@ static void plan_update(void)
 {
 	static const char *const paths[] = {
 		"bpf", "nft-native", "nft-emulated", "both", "nft-socket",
-		"systemd", NULL,
+		"systemd", "systemd-unit", NULL,
 	};
 	int i;
 
 	for (i = 0; paths[i]; i++) {
-		bool sd = !strcmp(paths[i], "systemd");
+		bool sd = !strncmp(paths[i], "systemd", 7);
 		struct setup *s = add_setup("update", paths[i],
 					    sd ? "interval" : "hash",
 					    sd ? K_INTERVAL : K_HASH, EGRESS,
@@ -667,8 +669,9 @@ static void env(FILE *f)
 		fprintf(f, "bpf_jit_enable: %s", line);
 	if (p)
 		fclose(p);
-	fprintf(f, "commit: %s\nloadavg: %s\nnative family: %s\n", rev, lavg,
-		opt.native ? "yes" : "no");
+	fprintf(f, "commit: %s\nloadavg: %s\nnative family: %s\nsystemd as PID 1: %s\n",
+		rev, lavg, opt.native ? "yes" : "no",
+		opt.systemd ? "yes" : "no");
 	fprintf(f, "rounds: %d\nsecs per probe: %.2f\nquick: %s\ngroups: %s\npaths: %s\n",
 		opt.rounds, opt.secs, opt.quick ? "yes" : "no", opt.groups,
 		*opt.paths ? opt.paths : "all");
@@ -933,6 +936,7 @@ int main(int argc, char **argv)
 	}
 	probe_lo_up();
 	opt.native = native_family();
+	opt.systemd = systemd_pid1();
 	mkdir(opt.out, 0755);
 	snprintf(path, sizeof(path), "%s/env.txt", opt.out);
 	f = fopen(path, "w");

@@ -21,6 +21,8 @@
  *        documented use); IPv6 rules through ip6tables
  *   systemd
  *        sdfw.c: systemd's IPAddressDeny= program and LPM tries, re-created
+ *   systemd-unit
+ *        sdunit.c: systemd itself, where it is PID 1
  *   prog-empty
  *        sdfw.c: a CGROUP_SKB program that returns 1
  */
@@ -695,9 +697,18 @@ static const struct path p_systemd = {
 	.update_raw = sdfw_update_raw,
 };
 
+static const struct path p_sdunit = {
+	.name = "systemd-unit", .label = "systemd 252 IPAddressDeny= (PID 1)",
+	.flags = P_NO_RULES | P_NO_HASH | P_NO_EMPTY | P_SYSTEMD,
+	.apply = sdunit_apply, .clear = sdunit_clear,
+	.prog_fd = sdunit_prog_fd, .stat = sdunit_stat,
+	.update = sdunit_update, .sender = sdunit_sender,
+};
+
 const struct path *const all_paths[] = {
 	&p_none, &p_empty, &p_bpf, &p_native, &p_emulated, &p_both,
-	&p_socket, &p_vmap, &p_iptnft, &p_iptlegacy, &p_systemd, NULL,
+	&p_socket, &p_vmap, &p_iptnft, &p_iptlegacy, &p_systemd, &p_sdunit,
+	NULL,
 };
 
 const struct path *path_by_name(const char *name)

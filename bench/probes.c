@@ -669,7 +669,14 @@ static double update_probe(const struct probe *pr, const struct path *p,
 double probe_run(const struct probe *pr, const struct path *p,
 		 const struct ruleset *rs, char *err, size_t esz)
 {
+	struct ruleset moved;
+
 	*err = '\0';
+	if (p->sender) {	/* the path's own cgroup for the sender */
+		moved = *rs;
+		moved.sender = p->sender(rs);
+		rs = &moved;
+	}
 	switch (pr->kind) {
 	case PR_UDP:
 		return udp_probe(pr, rs, err, esz);
