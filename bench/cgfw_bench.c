@@ -5,7 +5,7 @@
  *
  *   cgfw_bench [--quick] [--rounds N] [--secs S] [--groups G,...]
  *              [--paths P,...] [--rules N,...] [--sets N,...]
- *              [--cgroups N,...] [--update N] [--out DIR] [-v]
+ *              [--cgroups N,...] [--update N] [--out DIR] [-v] [--list]
  *
  * Groups: hook (nothing bound, empty chain or program, one rule; each
  * direction, IPv4 and IPv6, UDP and TCP), rules (1 to 10,000, friendly
@@ -83,7 +83,7 @@ static struct {
 	int cgs[16], n_cgs;
 	int update;
 	const char *out;
-	bool native, systemd;
+	bool native, systemd, list;
 } opt = {
 	.rounds = 5, .secs = 0.5, .update = 100000, .out = "build/bench",
 	.groups = "hook,rules,sets,cgroups,update",
@@ -440,6 +440,9 @@ static void plan_update(void)
 
 /* ---- running it ---- */
 
+/* Kernel memory that nf_tables objects and BPF maps and programs take:
+ * unreclaimable slab, vmalloc, per-CPU (reclaimable slab, dentries and
+ * inodes, moves with whatever else the machine does). */
 static double kmem_kb(void)
 {
 	char line[256];
@@ -449,7 +452,7 @@ static double kmem_kb(void)
 	if (!f)
 		return 0;
 	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "Slab:", 5) ||
+		if (!strncmp(line, "SUnreclaim:", 11) ||
 		    !strncmp(line, "VmallocUsed:", 12) ||
 		    !strncmp(line, "Percpu:", 7))
 			v += strtod(strchr(line, ':') + 1, NULL);
@@ -686,7 +689,7 @@ static int bench(void)
 	bool tty = isatty(2);
 	double t0 = now();
 
-	if (probes_init())
+	if (!opt.list && probes_init())
 		return 1;
 	probes_set_secs(opt.secs);
 	if (in_list(opt.groups, "hook"))
@@ -699,6 +702,20 @@ static int bench(void)
 		plan_cgroups();
 	if (in_list(opt.groups, "update"))
 		plan_update();
+	if (opt.list) {
+		for (i = 0; i < n_setups; i++) {
+			const struct setup *s = &setups[i];
+			int j;
+
+			printf("%-7s %-15s %-8s n=%-7d %-7s", s->group,
+			       s->path->name, s->shape, s->n, dir_str(s->rs.dir));
+			for (j = 0; j < s->n_pr; j++)
+				printf(" %s", s->pr[j].name);
+			printf("\n");
+		}
+		printf("%d setups, %d rounds\n", n_setups, opt.rounds);
+		return 0;
+	}
 	snprintf(path, sizeof(path), "%s/raw.csv", opt.out);
 	raw = fopen(path, "w");
 	if (!raw) {
@@ -811,6 +828,7 @@ static void usage(void)
 		"usage: cgfw_bench [--quick] [--rounds N] [--secs S] [--groups G,...]\n"
 		"                  [--paths P,...] [--rules N,...] [--sets N,...]\n"
 		"                  [--cgroups N,...] [--update N] [--out DIR] [-v]\n"
+		"                  [--list]\n"
 		"groups: hook rules sets cgroups update\n"
 		"paths: ");
 	for (int i = 0; all_paths[i]; i++)
@@ -833,6 +851,7 @@ int main(int argc, char **argv)
 		{ "update", required_argument, NULL, 'U' },
 		{ "out", required_argument, NULL, 'o' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "list", no_argument, NULL, 'l' },
 		{ 0 },
 	};
 	bool rounds_given = false, secs_given = false;
@@ -841,7 +860,7 @@ int main(int argc, char **argv)
 	pid_t pid;
 	FILE *f;
 
-	while ((c = getopt_long(argc, argv, "qr:s:g:p:R:S:C:U:o:v", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "qr:s:g:p:R:S:C:U:o:vl", lo, NULL)) != -1) {
 		switch (c) {
 		case 'q':
 			opt.quick = true;
@@ -877,6 +896,9 @@ int main(int argc, char **argv)
 			break;
 		case 'v':
 			verbose = true;
+			break;
+		case 'l':
+			opt.list = true;
 			break;
 		default:
 			usage();
@@ -947,7 +969,7 @@ int main(int argc, char **argv)
 	make_cgroups(max_of(opt.cgs, opt.n_cgs));
 	pid = fork();	/* the parent stays out of the cgroups to remove them */
 	if (!pid)
-		_exit(bench());
+		_exit(bench() | fflush(NULL));
 	waitpid(pid, &st, 0);
 	remove_cgroups();
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 1;

@@ -364,7 +364,7 @@ def plot_load(rows, d, title):
     axes[1].set_xlabel("rules")
     axes[2].set_xlabel("elements")
     axes[0].set_ylabel("ms, wall time of the whole command")
-    axes[2].set_ylabel("kB: Slab + VmallocUsed + Percpu, after - before")
+    axes[2].set_ylabel("kB: SUnreclaim + VmallocUsed + Percpu, after - before")
     save(fig, d, "load.png", title)
 
 
