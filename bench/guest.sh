@@ -10,8 +10,10 @@ shift || true
 out=/tmp/bench
 mkdir -p "$out"
 export CGFW=$BUILD/cgfw
-status=0
-"$BUILD/bench/cgfw_bench" --out "$out" "$@" || status=$?
+# the progress a line at a time (the console is a terminal, but the host
+# reads it from a file)
+"$BUILD/bench/cgfw_bench" --out "$out" "$@" 2>&1 | cat
+status=${PIPESTATUS[0]}
 for f in env.txt summary.csv raw.csv; do
 	[ -f "$out/$f" ] || continue
 	echo "@@@ $f"

@@ -9,6 +9,8 @@
 # patched kernel's ccache; VM_BENCH_NO_UNPATCHED=1 skips it), runs the hook
 # group: "none" there against "none" in the patched
 # kernel is what the series' static key costs when nothing is bound.
+# A boot with systemd as PID 1 (tools/vm/run.sh -s) measures systemd's
+# own firewall (VM_BENCH_NO_SYSTEMD=1 skips it).
 # VM_BENCH_KEY_BOOTS=N more boots of each, alternating, with the hook
 # group's cheapest rows only: the spread between boots.
 set -euo pipefail
@@ -18,16 +20,20 @@ shift 2 || shift $#
 top=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$OUT"
 args=("$@")
-[ ${#args[@]} -gt 0 ] || args=(--rounds 3 --secs 0.3 --rules 1,10,100,1000
-	--sets 1,100,10000,100000 --cgroups 1,10,100 --update 100000)
+# what needs the patched kernel, and the peers to compare it with in the
+# same run; the host's run has every other path
+[ ${#args[@]} -gt 0 ] || args=(--rounds 3 --secs 0.5 --rules 1,10,100,1000
+	--sets 1,100,10000,100000 --cgroups 1,10,100 --update 100000
+	--paths prog-empty,bpf,nft-native,nft-emulated,both,nft-socket,nft-socket-vmap,systemd)
 
-# one boot: KERNEL-IMAGE NAME cgfw_bench-options...
+# one boot: KERNEL-IMAGE NAME [-s] cgfw_bench-options...
 boot() {
-	local image=$1 name=$2 dir=$OUT/$2
+	local image=$1 name=$2 dir=$OUT/$2 sd=
 	shift 2
+	[ "${1:-}" != -s ] || { sd=-s; shift; }
 	mkdir -p "$dir"
-	echo "vm-bench: $name ($image): cgfw_bench $*" >&2
-	"$top/tools/vm/run.sh" -t "${VM_BENCH_TIMEOUT:-14400}" -k "$image" \
+	echo "vm-bench: $name ($image${sd:+, systemd as PID 1}): cgfw_bench $*" >&2
+	"$top/tools/vm/run.sh" $sd -t "${VM_BENCH_TIMEOUT:-14400}" -k "$image" \
 		bench/guest.sh "$BUILD" "$@" > "$dir/console.log" 2>&1 &
 	local pid=$!
 	# the progress lines, as they come
@@ -50,6 +56,10 @@ if [ -z "${VM_BENCH_NO_UNPATCHED:-}" ]; then
 		unpatched=; }
 fi
 boot "$patched" patched "${args[@]}"
+# systemd itself (IPAddressDeny= on real units), with systemd as PID 1,
+# next to its re-creation and the bpf backend
+[ -n "${VM_BENCH_NO_SYSTEMD:-}" ] || boot "$patched" systemd -s "${args[@]}" \
+	--groups hook,sets,cgroups,update --paths prog-empty,bpf,systemd,systemd-unit
 [ -z "$unpatched" ] || boot "$unpatched" unpatched "${args[@]}" --groups hook
 key=(--groups hook --paths prog-empty,nft-emulated --rounds 5)
 for i in $(seq 1 "${VM_BENCH_KEY_BOOTS:-0}"); do

@@ -34,7 +34,8 @@ timeout --foreground "$timeout" qemu-system-x86_64 \
 	-append "console=ttyS0 root=host0 rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144,ro init=$top/tools/vm/init panic=-1 quiet loglevel=1 cgfw.cmd=$run/cmd cgfw.dir=$PWD$systemd" \
 	-fsdev local,id=root,path=/,security_model=none,readonly=on,multidevs=remap \
 	-device virtio-9p-pci,fsdev=root,mount_tag=host0 \
-	-nic none < /dev/null 2>&1 | tr -d '\r' | tee "$out" | grep -v '^cgfw-vm-exit: '
+	-nic none < /dev/null 2>&1 | stdbuf -oL tr -d '\r' | tee "$out" |
+	grep --line-buffered -v '^cgfw-vm-exit: '
 status=$(sed -n 's/^cgfw-vm-exit: \([0-9]*\)$/\1/p' "$out" | tail -1)
 if [ -z "$status" ]; then
 	echo "vm: the guest gave no exit status (timeout ${timeout}s, or it did not boot)" >&2
