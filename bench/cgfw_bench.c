@@ -226,6 +226,7 @@ static void plan_hook(void)
 		"nft-socket", "nft-socket-vmap", "ipt-nft", "ipt-legacy",
 		"systemd", "systemd-unit", NULL,
 	};
+	static const char elsewhere[] = "prog-empty,bpf,nft-native,nft-emulated";
 	struct pkt u4, u6, t4, t6;
 	int i, d, proto;
 
@@ -251,6 +252,21 @@ static void plan_hook(void)
 			}
 			add_probe(s, "tr4", PR_TESTRUN, d, &u4, "ns/run");
 			add_probe(s, "tr6", PR_TESTRUN, d, &u6, "ns/run");
+			/*
+			 * Bound to a sibling, packets from a cgroup with
+			 * nothing bound: what the paths' global switches
+			 * (static keys, netfilter hooks) cost everyone else
+			 */
+			if (in_list(elsewhere, paths[i])) {
+				s = add_setup("hook", paths[i], "elsewhere",
+					      K_EMPTY, d, 0);
+				if (s) {
+					s->rs.cg = &flat[1];
+					s->rs.sender = &flat[0];
+				}
+				live("hook", s, n4, PR_UDP, d, &u4);
+				live("hook", s, n6, PR_UDP, d, &u6);
+			}
 			if (!strcmp(paths[i], "prog-empty"))
 				continue;
 			for (proto = 17; proto; proto = proto == 17 ? 6 : 0) {
@@ -966,7 +982,8 @@ int main(int argc, char **argv)
 		env(f);
 		fclose(f);
 	}
-	make_cgroups(max_of(opt.cgs, opt.n_cgs));
+	make_cgroups(max_of(opt.cgs, opt.n_cgs) > 2 ?
+		     max_of(opt.cgs, opt.n_cgs) : 2);
 	pid = fork();	/* the parent stays out of the cgroups to remove them */
 	if (!pid)
 		_exit(bench() | fflush(NULL));

@@ -190,14 +190,15 @@ def plot_hook(rows, d, title):
            ("udp4-in", "ingress", "IPv4 ingress"),
            ("udp6-in", "ingress", "IPv6 ingress")]
     cats, names = [], []
-    for shape, what in (("empty", "empty"), ("one", "one rule")):
+    for shape, what in (("elsewhere", "bound elsewhere"),
+                        ("empty", "empty"), ("one", "one rule")):
         for pr, dr, n in udp:
             cats.append((shape, dr, pr))
             names.append("%s\n%s" % (what, n))
-    bars(axes[0], rs, cats[:4], names[:4])
-    bars(axes[1], rs, cats[4:], names[4:])
-    axes[0].set_title("UDP, an empty chain or program in the direction "
-                      "measured", fontsize=9)
+    bars(axes[0], rs, cats[:8], names[:8])
+    bars(axes[1], rs, cats[8:], names[8:])
+    axes[0].set_title("UDP: an empty chain or program bound to a sibling "
+                      "cgroup (left), to the sender's (right)", fontsize=9)
     axes[1].set_title("UDP, one rule that does not match", fontsize=9)
     for ax in axes[:2]:
         ax.set_ylabel("ns per packet over nothing bound")

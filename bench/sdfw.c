@@ -311,7 +311,7 @@ int empty_apply(const struct ruleset *rs, char *err, size_t esz)
 		snprintf(err, esz, "an empty program only");
 		return -1;
 	}
-	snprintf(path, sizeof(path), "%s/%s", cg_mount, rs->sender->rel);
+	snprintf(path, sizeof(path), "%s/%s", cg_mount, rs->cg[0].rel);
 	empty_fd = bpf_prog_load(BPF_PROG_TYPE_CGROUP_SKB, "empty", "GPL", p, 2,
 				 &o);
 	empty_cg = open(path, O_RDONLY | O_DIRECTORY);

@@ -85,7 +85,7 @@ static int write_unit(const char *name, const char *slice,
 	if (strstr(name, ".slice")) {
 		fprintf(f, "[Slice]\n");
 	} else {
-		fprintf(f, "[Unit]\nDefaultDependencies=no\n\n[Service]\nExecStart=/bin/sleep infinity\n");
+		fprintf(f, "[Unit]\nDefaultDependencies=no\n\n[Service]\nExecStart=/bin/sleep infinity\nStandardOutput=null\nStandardError=null\n");
 		if (slice)
 			fprintf(f, "Slice=%s\n", slice);
 	}
