@@ -51,6 +51,7 @@ struct shape {
 };
 
 extern const struct shape shape_friendly, shape_mixed;
+extern char mixed_packet[256];	/* what the mixed rows send, and why */
 
 enum kind {
 	K_NONE,		/* nothing installed */

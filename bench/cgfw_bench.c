@@ -732,6 +732,12 @@ static int bench(void)
 		printf("%d setups, %d rounds\n", n_setups, opt.rounds);
 		return 0;
 	}
+	snprintf(path, sizeof(path), "%s/env.txt", opt.out);
+	sum = fopen(path, "a");
+	if (sum && *mixed_packet)
+		fprintf(sum, "mixed packet: %s\n", mixed_packet);
+	if (sum)
+		fclose(sum);
 	snprintf(path, sizeof(path), "%s/raw.csv", opt.out);
 	raw = fopen(path, "w");
 	if (!raw) {

@@ -65,6 +65,7 @@ const struct shape shape_friendly = {
 
 static struct brule *mixed;
 static int n_mixed;
+char mixed_packet[256];
 
 static bool rule_matches(const struct brule *r, const struct pkt *p,
 			 const uint8_t *s, const uint8_t *d)
@@ -86,7 +87,8 @@ static bool rule_matches(const struct brule *r, const struct pkt *p,
 	       p->dport <= r->dport[1];
 }
 
-static bool any_matches(int n, const struct pkt *p)
+/* nft's answer: the first rule that matches, -1 for none */
+static int first_match(int n, const struct pkt *p)
 {
 	uint8_t s[16] = { 0 }, d[16] = { 0 };
 	int i, af = p->v6 ? AF_INET6 : AF_INET;
@@ -95,8 +97,13 @@ static bool any_matches(int n, const struct pkt *p)
 	inet_pton(af, p->daddr, d);
 	for (i = 0; i < n; i++)
 		if (rule_matches(&mixed[i], p, s, d))
-			return true;
-	return false;
+			return i;
+	return -1;
+}
+
+static bool any_matches(int n, const struct pkt *p)
+{
+	return first_match(n, p) >= 0;
 }
 
 #if __has_include("classbench.h")
@@ -213,7 +220,74 @@ static const struct brule *mixed_rules(int n, int proto)
 	return mixed;
 }
 
-/* Addresses in the rules' own space that no rule matches. */
+static uint64_t lcg(uint64_t *s)
+{
+	*s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+	return *s >> 33;
+}
+
+/* an address inside @a/@len (random below the prefix) */
+static void inside(const uint8_t *a, int len, int v6, uint64_t *s,
+		   char *buf, size_t size)
+{
+	uint8_t b[16];
+	int i;
+
+	memcpy(b, a, 16);
+	for (i = len; i < (v6 ? 128 : 32); i++)
+		if (lcg(s) & 1)
+			b[i / 8] |= 0x80 >> (i % 8);
+		else
+			b[i / 8] &= ~(0x80 >> (i % 8));
+	if (!v6 && (b[3] == 0 || b[3] == 255) && len < 32)
+		b[3] = 7;
+	inet_ntop(v6 ? AF_INET6 : AF_INET, b, buf, size);
+}
+
+/*
+ * Where every packet of the rules' space matches some rule (access lists
+ * with a catch-all), a UDP packet whose first match is an accept rule as
+ * late in the list as can be found: linear evaluation walks that far.
+ */
+static int mixed_late(int n, int v6, struct pkt *p)
+{
+	uint64_t s = 0x1a7e0000 + n;
+	int tries, best = -1;
+	struct pkt k;
+
+	for (tries = 0; tries < 20000; tries++) {
+		int i = n - 1 - (int)(lcg(&s) % (n / 4 + 1)), m;
+		const struct brule *r = &mixed[i];
+
+		if (r->drop || (r->v6 >= 0 && r->v6 != v6) ||
+		    (r->proto && r->proto != 17))
+			continue;
+		memset(&k, 0, sizeof(k));
+		k.v6 = v6;
+		k.proto = 17;
+		inside(r->src, r->slen, v6, &s, k.saddr, sizeof(k.saddr));
+		inside(r->dst, r->dlen, v6, &s, k.daddr, sizeof(k.daddr));
+		if (!r->slen)	/* in the rules' space, not just anywhere */
+			inside((const uint8_t[16]){ v6 ? 0xfd : 10 }, 8, v6, &s,
+			       k.saddr, sizeof(k.saddr));
+		if (!r->dlen)
+			inside((const uint8_t[16]){ v6 ? 0xfd : 10 }, 8, v6, &s,
+			       k.daddr, sizeof(k.daddr));
+		k.sport = r->sport[0] + lcg(&s) % (r->sport[1] - r->sport[0] + 1);
+		k.dport = r->dport[0] + lcg(&s) % (r->dport[1] - r->dport[0] + 1);
+		if (k.sport < 1024)	/* ports a socket can bind without fuss */
+			continue;
+		m = first_match(n, &k);
+		if (m > best && !mixed[m].drop) {
+			best = m;
+			*p = k;
+		}
+	}
+	return best;
+}
+
+/* Addresses in the rules' own space that no rule matches; else a late
+ * hit (mixed_late()). */
 static int mixed_miss(int n, int v6, struct pkt *p)
 {
 	uint64_t s = 0x5eed0000 + n;
@@ -245,10 +319,19 @@ static int mixed_miss(int n, int v6, struct pkt *p)
 		s = s * 6364136223846793005ULL + 1;
 		p->sport = 1024 + (s >> 33) % 60000;
 		p->dport = 1024 + (s >> 17) % 60000;
-		if (!any_matches(n, p))
+		if (!any_matches(n, p)) {
+			snprintf(mixed_packet, sizeof(mixed_packet),
+				 "a miss: udp %s:%d -> %s:%d", p->saddr,
+				 p->sport, p->daddr, p->dport);
 			return 0;
+		}
 	}
-	return -1;
+	tries = mixed_late(n, v6, p);
+	if (tries >= 0)
+		snprintf(mixed_packet, sizeof(mixed_packet),
+			 "no packet of the rules' space misses all %d: first match rule %d (accept), udp %s:%d -> %s:%d",
+			 n, tries + 1, p->saddr, p->sport, p->daddr, p->dport);
+	return tries >= 0 ? 0 : -1;
 }
 
 const struct shape shape_mixed = {
