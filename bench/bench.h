@@ -133,6 +133,7 @@ int sdfw_prog_fd(const struct ruleset *rs);
 void sdfw_stat(const struct ruleset *rs, struct progstat *ps);
 int sdfw_update_raw(const struct ruleset *rs, int k, double *secs, char *err,
 		    size_t esz);
+void sd_rule_addr(int i, int lvl, bool v6, char *buf, size_t size);
 bool systemd_pid1(void);
 int sdunit_apply(const struct ruleset *rs, char *err, size_t esz);
 void sdunit_clear(const struct ruleset *rs);

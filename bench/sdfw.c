@@ -145,47 +145,75 @@ static int lpm_add(int fd, const char *addr, int len, bool v6)
 	return bpf_map_update_elem(fd, &key, &value, BPF_ANY);
 }
 
+/* The n-th address of level @lvl's list (the hook and cgroup rows). */
+void sd_rule_addr(int i, int lvl, bool v6, char *buf, size_t size)
+{
+	if (v6)
+		snprintf(buf, size, "2001:db8:%x::%x", lvl, 1 + i);
+	else
+		snprintf(buf, size, "192.%d.%d.%d", lvl, i / 250, 1 + i % 250);
+}
+
+/* One unit's lists into its tries: level @lvl's K_RULES addresses or
+ * the set's prefixes. */
+static int fill(struct unit *u, const struct ruleset *rs, int lvl)
+{
+	char a[64];
+	int i, ret = 0;
+
+	for (i = 0; i < rs->n && !ret; i++) {
+		if (rs->kind == K_INTERVAL) {
+			set_element(i, true, a, sizeof(a));
+			ret = lpm_add(u->map4, strtok(a, "/"), 30, false);
+			continue;
+		}
+		sd_rule_addr(i, lvl, false, a, sizeof(a));
+		ret = lpm_add(u->map4, a, 32, false);
+		sd_rule_addr(i, lvl, true, a, sizeof(a));
+		ret = ret ? : lpm_add(u->map6, a, 128, true);
+	}
+	return ret;
+}
+
 /*
  * K_INTERVAL: IPAddressDeny= with the set's prefixes. K_RULES: n IPv4 and
  * n IPv6 addresses of the documentation ranges (the hook rows' "one
  * rule": IPAddressDeny=192.0.2.1 2001:db8::1).
+ *
+ * One level of cgroups: a program on each, as systemd has one per unit.
+ * A hierarchy (the sender deeper than the cgroups the rows bind): systemd
+ * compiles no access program for slices; the leaf unit's program holds
+ * its own list and every ancestor's, so one program on the sender's
+ * cgroup with the lists of all bound levels.
  */
 int sdfw_apply(const struct ruleset *rs, char *err, size_t esz)
 {
-	int c, i;
+	bool hier = rs->sender->level > 2;
+	int c, n_progs = hier ? 1 : rs->n_cg, entries;
 
 	if (rs->kind != K_INTERVAL && rs->kind != K_RULES) {
 		snprintf(err, esz, "systemd has address lists only");
 		return -1;
 	}
 	mkdir(PIN_DIR, 0700);
-	units = calloc(rs->n_cg, sizeof(*units));
-	for (c = 0; c < rs->n_cg; c++) {
+	units = calloc(n_progs, sizeof(*units));
+	entries = hier ? rs->n * rs->n_cg : rs->n;
+	for (c = 0; c < n_progs; c++) {
 		struct unit *u = &units[c];
-		char a[64];
-		int ret = 0;
+		const struct cgref *cg = hier ? rs->sender : &rs->cg[c];
+		int ret = 0, l;
 
 		u->dir = rs->dir;
-		u->map4 = lpm_map(rs->n, false);
-		u->map6 = rs->kind == K_RULES ? lpm_map(rs->n, true) : -1;
+		u->map4 = lpm_map(entries, false);
+		u->map6 = rs->kind == K_RULES ? lpm_map(entries, true) : -1;
 		u->prog = -1;
 		n_units = c + 1;
 		if (u->map4 < 0 || (rs->kind == K_RULES && u->map6 < 0)) {
 			snprintf(err, esz, "LPM trie: %s", strerror(errno));
 			return -1;
 		}
-		for (i = 0; i < rs->n && !ret; i++) {
-			if (rs->kind == K_INTERVAL) {
-				set_element(i, true, a, sizeof(a));
-				ret = lpm_add(u->map4, strtok(a, "/"), 30, false);
-				continue;
-			}
-			snprintf(a, sizeof(a), "192.0.%d.%d", 2 + i / 250,
-				 1 + i % 250);
-			ret = lpm_add(u->map4, a, 32, false);
-			snprintf(a, sizeof(a), "2001:db8::%x", 1 + i);
-			ret = ret ? : lpm_add(u->map6, a, 128, true);
-		}
+		for (l = 0; l < (hier ? rs->n_cg : 1) && !ret; l++)
+			ret = fill(u, rs, l);
 		if (ret) {
 			snprintf(err, esz, "LPM trie update: %s", strerror(errno));
 			return -1;
@@ -195,7 +223,7 @@ int sdfw_apply(const struct ruleset *rs, char *err, size_t esz)
 			return -1;
 		snprintf(u->pin, sizeof(u->pin), PIN_DIR "/u%d-%s", c,
 			 rs->dir == EGRESS ? "egress" : "ingress");
-		snprintf(u->cg, sizeof(u->cg), "%s/%s", cg_mount, rs->cg[c].rel);
+		snprintf(u->cg, sizeof(u->cg), "%s/%s", cg_mount, cg->rel);
 		unlink(u->pin);
 		if (bpf_obj_pin(u->prog, u->pin)) {
 			snprintf(err, esz, "pin: %s", strerror(errno));

@@ -44,21 +44,24 @@ bool systemd_pid1(void)
 	return strstr(exe, "systemd") && !access(UNIT_DIR, W_OK);
 }
 
-/* The list, "IPAddressDeny=" lines of at most 64 addresses each. */
-static void deny_list(FILE *f, const struct ruleset *rs)
+/* Level @lvl's list, "IPAddressDeny=" lines of at most 64 entries each
+ * (the addresses of sdfw.c's re-creation). */
+static void deny_list(FILE *f, const struct ruleset *rs, int lvl)
 {
-	char a[64];
+	char a[64], b[64];
 	int i;
 
 	for (i = 0; i < rs->n; i++) {
 		if (i % 64 == 0)
 			fprintf(f, "%sIPAddressDeny=", i ? "\n" : "");
-		if (rs->kind == K_INTERVAL)
+		if (rs->kind == K_INTERVAL) {
 			set_element(i, true, a, sizeof(a));
-		else
-			snprintf(a, sizeof(a), "192.0.%d.%d 2001:db8::%x",
-				 2 + i / 250, 1 + i % 250, 1 + i);
-		fprintf(f, "%s ", a);
+			fprintf(f, "%s ", a);
+			continue;
+		}
+		sd_rule_addr(i, lvl, false, a, sizeof(a));
+		sd_rule_addr(i, lvl, true, b, sizeof(b));
+		fprintf(f, "%s %s ", a, b);
 	}
 	fprintf(f, "\n");
 }
@@ -73,7 +76,7 @@ static void slice_name(int level, char *buf, size_t size)
 }
 
 static int write_unit(const char *name, const char *slice,
-		      const struct ruleset *rs, bool list)
+		      const struct ruleset *rs, bool list, int lvl)
 {
 	char path[PATH_MAX];
 	FILE *f;
@@ -90,7 +93,7 @@ static int write_unit(const char *name, const char *slice,
 			fprintf(f, "Slice=%s\n", slice);
 	}
 	if (list)
-		deny_list(f, rs);
+		deny_list(f, rs, lvl);
 	return fclose(f);
 }
 
@@ -111,17 +114,18 @@ int sdunit_apply(const struct ruleset *rs, char *err, size_t esz)
 
 		for (i = 1; i < depth; i++) {
 			slice_name(i, slice, sizeof(slice));
-			if (write_unit(slice, NULL, rs, i <= rs->n_cg))
+			if (write_unit(slice, NULL, rs, i <= rs->n_cg, i - 1))
 				goto fail;
 		}
 		n_slices = depth - 1;
-		if (write_unit("cgfwbu0.service", slice, rs, rs->n_cg == depth))
+		if (write_unit("cgfwbu0.service", slice, rs, rs->n_cg == depth,
+			       depth - 1))
 			goto fail;
 		n_units = 1;
 	} else {
 		for (i = 0; i < rs->n_cg; i++) {
 			snprintf(name, sizeof(name), "cgfwbu%d.service", i);
-			if (write_unit(name, NULL, rs, true))
+			if (write_unit(name, NULL, rs, true, 0))
 				goto fail;
 		}
 		n_units = rs->n_cg;
