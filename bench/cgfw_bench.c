@@ -16,9 +16,12 @@
  * A setup is one (path, ruleset); its probes are measured after it is
  * applied. Each round applies and measures every setup once, in an order
  * rotated from round to round; a setup that fails to apply is reported
- * with its error and skipped in later rounds. Writes DIR/raw.csv (every
- * value, as it comes), DIR/summary.csv (median, quartiles, extremes, the
- * difference to the group's "none" paired by round), DIR/env.txt.
+ * with its error and skipped in later rounds. After a setup is removed,
+ * its live probes run once more with nothing installed: the difference to
+ * that baseline, next to the value in time, is what a setup costs. Writes
+ * DIR/raw.csv (every value, as it comes), DIR/summary.csv (median,
+ * quartiles, extremes, the difference to the adjacent baseline and to the
+ * group's "none" paired by round), DIR/env.txt.
  *
  * Runs as root in its own network and mount namespace, with cgroup2 on
  * /sys/fs/cgroup and its own bpf file system on /sys/fs/bpf. Timings are
@@ -63,6 +66,7 @@ struct setup {
 	struct probe pr[MAX_PR];
 	int n_pr;
 	double v[MAX_ROUNDS][MAX_PR];
+	double base[MAX_ROUNDS][MAX_PR];	/* right after, nothing installed */
 	double apply_ms[MAX_ROUNDS], kmem_kb[MAX_ROUNDS];
 	bool ran[MAX_ROUNDS];
 	struct progstat ps;
@@ -162,7 +166,7 @@ static struct setup *add_setup(const char *group, const char *pname,
 	s->rs.sender = &flat[0];
 	for (int r = 0; r < MAX_ROUNDS; r++)
 		for (int i = 0; i < MAX_PR; i++)
-			s->v[r][i] = -1;
+			s->v[r][i] = s->base[r][i] = -1;
 	return s;
 }
 
@@ -542,6 +546,13 @@ static void run_setup(struct setup *s, int round, int slot, FILE *raw)
 	p->clear(&s->rs);
 	if (legacy)
 		netns_leave_legacy();
+	/* the live probes again, nothing installed, in the main namespace:
+	 * the baseline next to the value in time */
+	for (i = 0; !ret && i < s->n_pr; i++)
+		if (s->pr[i].kind == PR_UDP || s->pr[i].kind == PR_TCP)
+			s->base[round][i] = probe_run(&s->pr[i],
+						      path_by_name("none"),
+						      &s->rs, err, sizeof(err));
 	for (i = 0; i < (ret ? 1 : s->n_pr); i++) {
 		fprintf(raw, "%d,%d,%s,%s,%s,%d,%s,%s,%s,%s,", round, slot,
 			s->group, p->name, s->shape, s->n, dir_str(s->rs.dir),
@@ -549,6 +560,9 @@ static void run_setup(struct setup *s, int round, int slot, FILE *raw)
 			ret ? "" : s->pr[i].name, ret ? "" : s->pr[i].unit);
 		if (!ret && s->v[round][i] >= 0)
 			fprintf(raw, "%.1f", s->v[round][i]);
+		fputc(',', raw);
+		if (!ret && s->base[round][i] >= 0)
+			fprintf(raw, "%.1f", s->base[round][i]);
 		fprintf(raw, ",%.1f,%.0f,", s->apply_ms[round],
 			s->kmem_kb[round]);
 		csv_field(raw, ret ? s->err : s->v[round][i] < 0 ? err : "");
@@ -592,7 +606,7 @@ static void summary(FILE *f)
 {
 	int i, j, r;
 
-	fprintf(f, "group,path,label,shape,n,dir,proto,probe,unit,rounds,median,q1,q3,min,max,delta,delta_q1,delta_q3,apply_ms,kmem_kb,memlock_kb,xlated,jited,verified,error\n");
+	fprintf(f, "group,path,label,shape,n,dir,proto,probe,unit,rounds,median,q1,q3,min,max,delta,delta_q1,delta_q3,delta_round,apply_ms,kmem_kb,memlock_kb,xlated,jited,verified,error\n");
 	for (i = 0; i < n_setups; i++) {
 		const struct setup *s = &setups[i], *none = none_of(s);
 		double am[MAX_ROUNDS], km[MAX_ROUNDS];
@@ -607,8 +621,8 @@ static void summary(FILE *f)
 		qsort(km, na, sizeof(double), cmp_d);
 		for (j = 0; j < (s->n_pr ? s->n_pr : 1); j++) {
 			const struct probe *pr = s->n_pr ? &s->pr[j] : NULL;
-			double v[MAX_ROUNDS], d[MAX_ROUNDS];
-			int nv = 0, nd = 0, k = -1, m;
+			double v[MAX_ROUNDS], d[MAX_ROUNDS], a[MAX_ROUNDS];
+			int nv = 0, nd = 0, na2 = 0, k = -1, m;
 
 			for (m = 0; pr && none && s != none && m < none->n_pr; m++)
 				if (!strcmp(none->pr[m].name, pr->name))
@@ -619,9 +633,12 @@ static void summary(FILE *f)
 				v[nv++] = s->v[r][j];
 				if (k >= 0 && none->ran[r] && none->v[r][k] > 0)
 					d[nd++] = s->v[r][j] - none->v[r][k];
+				if (s->base[r][j] > 0)
+					a[na2++] = s->v[r][j] - s->base[r][j];
 			}
 			qsort(v, nv, sizeof(double), cmp_d);
 			qsort(d, nd, sizeof(double), cmp_d);
+			qsort(a, na2, sizeof(double), cmp_d);
 			fprintf(f, "%s,%s,", s->group, s->path->name);
 			csv_field(f, s->path->label);
 			fprintf(f, ",%s,%d,%s,%s,%s,%s,%d,", s->shape, s->n,
@@ -634,11 +651,15 @@ static void summary(FILE *f)
 					quant(v, nv, .75), v[0], v[nv - 1]);
 			else
 				fprintf(f, ",,,,,");
-			if (nd)
-				fprintf(f, "%.1f,%.1f,%.1f,", quant(d, nd, .5),
-					quant(d, nd, .25), quant(d, nd, .75));
+			if (na2)
+				fprintf(f, "%.1f,%.1f,%.1f,", quant(a, na2, .5),
+					quant(a, na2, .25), quant(a, na2, .75));
 			else
 				fprintf(f, ",,,");
+			if (nd)
+				fprintf(f, "%.1f,", quant(d, nd, .5));
+			else
+				fprintf(f, ",");
 			if (na)
 				fprintf(f, "%.1f,%.0f,", quant(am, na, .5),
 					quant(km, na, .5));
@@ -744,7 +765,7 @@ static int bench(void)
 		perror(path);
 		return 1;
 	}
-	fprintf(raw, "round,slot,group,path,shape,n,dir,proto,probe,unit,value,apply_ms,kmem_kb,error\n");
+	fprintf(raw, "round,slot,group,path,shape,n,dir,proto,probe,unit,value,base,apply_ms,kmem_kb,error\n");
 	total = n_setups * opt.rounds;
 	fprintf(stderr, "bench: %d setups, %d rounds, %.2f s a probe\n",
 		n_setups, opt.rounds, opt.secs);

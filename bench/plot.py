@@ -50,8 +50,8 @@ def load(d):
         rows = list(csv.DictReader(f))
     for r in rows:
         for k in ("n", "median", "q1", "q3", "min", "max", "delta",
-                  "delta_q1", "delta_q3", "apply_ms", "kmem_kb",
-                  "memlock_kb"):
+                  "delta_q1", "delta_q3", "delta_round", "apply_ms",
+                  "kmem_kb", "memlock_kb"):
             r[k] = num(r.get(k))
     return rows
 
