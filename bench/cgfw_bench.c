@@ -6,6 +6,7 @@
  *   cgfw_bench [--quick] [--rounds N] [--secs S] [--groups G,...]
  *              [--paths P,...] [--rules N,...] [--sets N,...]
  *              [--cgroups N,...] [--update N] [--out DIR] [-v] [--list]
+ *              [--group-rounds G=N,...]
  *
  * Groups: hook (nothing bound, empty chain or program, one rule; each
  * direction, IPv4 and IPv6, UDP and TCP), rules (1 to 10,000, friendly
@@ -87,9 +88,11 @@ static struct {
 	int cgs[16], n_cgs;
 	int update;
 	const char *out;
+	char group_rounds[128];	/* "hook=9,sets=3": more or fewer for some */
 	bool native, systemd, list;
 } opt = {
-	.rounds = 5, .secs = 0.5, .update = 100000, .out = "build/bench",
+	.rounds = 7, .secs = 0.5, .update = 100000, .out = "build/bench",
+	.group_rounds = "rules=5,cgroups=5,sets=3,update=5",
 	.groups = "hook,rules,sets,cgroups,update",
 };
 
@@ -106,6 +109,23 @@ static bool in_list(const char *list, const char *name)
 		p += n;
 	}
 	return false;
+}
+
+/* The rounds a group's setups run: --rounds, or --group-rounds G=N. */
+static int group_rounds(const char *group)
+{
+	const char *p = opt.group_rounds;
+	size_t n = strlen(group);
+
+	while ((p = strstr(p, group))) {
+		if ((p == opt.group_rounds || p[-1] == ',') && p[n] == '=') {
+			int r = atoi(p + n + 1);
+
+			return r < 1 ? 1 : r > opt.rounds ? opt.rounds : r;
+		}
+		p += n;
+	}
+	return opt.rounds;
 }
 
 static int parse_ints(const char *s, int *v, int max)
@@ -712,8 +732,9 @@ static void env(FILE *f)
 	fprintf(f, "commit: %s\nloadavg: %s\nnative family: %s\nsystemd as PID 1: %s\n",
 		rev, lavg, opt.native ? "yes" : "no",
 		opt.systemd ? "yes" : "no");
-	fprintf(f, "rounds: %d\nsecs per probe: %.2f\nquick: %s\ngroups: %s\npaths: %s\n",
-		opt.rounds, opt.secs, opt.quick ? "yes" : "no", opt.groups,
+	fprintf(f, "rounds: %d%s%s\nsecs per probe: %.2f\nquick: %s\ngroups: %s\npaths: %s\n",
+		opt.rounds, *opt.group_rounds ? ", " : "", opt.group_rounds,
+		opt.secs, opt.quick ? "yes" : "no", opt.groups,
 		*opt.paths ? opt.paths : "all");
 	fprintf(f, "mixed shape: %s\n", shape_mixed.generator);
 }
@@ -766,7 +787,8 @@ static int bench(void)
 		return 1;
 	}
 	fprintf(raw, "round,slot,group,path,shape,n,dir,proto,probe,unit,value,base,apply_ms,kmem_kb,error\n");
-	total = n_setups * opt.rounds;
+	for (i = 0, total = 0; i < n_setups; i++)
+		total += group_rounds(setups[i].group);
 	fprintf(stderr, "bench: %d setups, %d rounds, %.2f s a probe\n",
 		n_setups, opt.rounds, opt.secs);
 	for (r = 0; r < opt.rounds; r++) {
@@ -776,6 +798,8 @@ static int bench(void)
 			struct setup *s = &setups[(i + off) % n_setups];
 			double el = now() - t0;
 
+			if (r >= group_rounds(s->group))
+				continue;
 			done++;
 			if (s->failed)
 				continue;
@@ -871,7 +895,7 @@ static void usage(void)
 		"usage: cgfw_bench [--quick] [--rounds N] [--secs S] [--groups G,...]\n"
 		"                  [--paths P,...] [--rules N,...] [--sets N,...]\n"
 		"                  [--cgroups N,...] [--update N] [--out DIR] [-v]\n"
-		"                  [--list]\n"
+		"                  [--group-rounds G=N,...] [--list]\n"
 		"groups: hook rules sets cgroups update\n"
 		"paths: ");
 	for (int i = 0; all_paths[i]; i++)
@@ -895,6 +919,7 @@ int main(int argc, char **argv)
 		{ "out", required_argument, NULL, 'o' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "list", no_argument, NULL, 'l' },
+		{ "group-rounds", required_argument, NULL, 'G' },
 		{ 0 },
 	};
 	bool rounds_given = false, secs_given = false;
@@ -903,7 +928,7 @@ int main(int argc, char **argv)
 	pid_t pid;
 	FILE *f;
 
-	while ((c = getopt_long(argc, argv, "qr:s:g:p:R:S:C:U:o:vl", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "qr:s:g:p:R:S:C:U:o:vlG:", lo, NULL)) != -1) {
 		switch (c) {
 		case 'q':
 			opt.quick = true;
@@ -911,6 +936,9 @@ int main(int argc, char **argv)
 		case 'r':
 			opt.rounds = atoi(optarg);
 			rounds_given = true;
+			if (!strcmp(opt.group_rounds,
+				    "rules=5,cgroups=5,sets=3,update=5"))
+				*opt.group_rounds = '\0';
 			break;
 		case 's':
 			opt.secs = atof(optarg);
@@ -943,6 +971,10 @@ int main(int argc, char **argv)
 		case 'l':
 			opt.list = true;
 			break;
+		case 'G':
+			snprintf(opt.group_rounds, sizeof(opt.group_rounds),
+				 "%s", optarg);
+			break;
 		default:
 			usage();
 		}
@@ -952,6 +984,8 @@ int main(int argc, char **argv)
 	if (opt.quick) {
 		if (!rounds_given)
 			opt.rounds = 2;
+		if (!strcmp(opt.group_rounds, "rules=5,cgroups=5,sets=3,update=5"))
+			*opt.group_rounds = '\0';
 		if (!secs_given)
 			opt.secs = 0.1;
 	}
