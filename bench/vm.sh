@@ -23,7 +23,7 @@ args=("$@")
 # what needs the patched kernel, and the peers to compare it with in the
 # same run; the host's run has every other path
 [ ${#args[@]} -gt 0 ] || args=(--rounds 3 --secs 0.5 --rules 1,10,100,1000
-	--sets 1,100,10000,100000 --cgroups 1,10,100 --update 100000
+	--sets 1,100,10000 --cgroups 1,10,100 --update 100000
 	--paths prog-empty,bpf,nft-native,nft-emulated,both,nft-socket,nft-socket-vmap,systemd)
 
 # one boot: KERNEL-IMAGE NAME [-s] cgfw_bench-options...
