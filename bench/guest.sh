@@ -20,4 +20,7 @@ for f in env.txt summary.csv raw.csv; do
 	sed 's/^/@@ /' "$out/$f"
 	echo "@@@ end"
 done
+# until the console has sent it all: the power-off that follows must not
+# cut the last lines
+/usr/bin/python3 -c 'import termios; termios.tcdrain(1)' 2>/dev/null || sleep 2
 exit $status
