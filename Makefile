@@ -13,7 +13,8 @@
 #   make kernel   the 6.12 guest kernel (cached outside the checkout)
 #   make vm-check the tests inside it, under QEMU (check runs them too)
 #   make vm-check-debug  the same in the lockdep + KASAN kernel
-#   make vm-bench the benchmarks inside it (the native family too)
+#   make vm-bench the benchmarks inside it (the native family too), and
+#                 in the same kernel without the series
 
 SHELL := /bin/bash
 BUILD ?= build
@@ -54,7 +55,7 @@ endif
 DEB_PKGS := gcc make pkg-config libnftnl-dev libmnl-dev libnftables-dev \
 	nftables libbpf-dev libelf-dev bpftool iproute2 linux-source-6.12 \
 	xz-utils python3 python3-docutils util-linux procps coreutils \
-	clang libclang-rt-14-dev
+	clang libclang-rt-14-dev iptables python3-matplotlib
 
 LIB_SRCS := $(wildcard userspace/lib/*.c userspace/lib/*/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
@@ -78,8 +79,9 @@ TEST_PROGS := $(UNIT_TESTS) $(BUILD)/tests/cgfw_selftest \
 	$(BUILD)/tests/difftest $(BUILD)/tests/testrun \
 	$(BUILD)/tests/nft_cgroup_skb
 
-.PHONY: all deps check check-run demo demo-run bench bench-run kernel vm-check \
-	vm-check-debug vm-bench vm-deps clean docs lint install uninstall fuzz
+.PHONY: all deps check check-run demo demo-run bench bench-run kernel \
+	kernel-unpatched vm-check vm-check-debug vm-bench vm-deps clean docs lint \
+	install uninstall fuzz
 
 all: $(CGFW) $(CGFW_INSTALL) $(LIB_SO) $(LIB_A) $(TRAFFIC) $(TEST_PROGS) docs
 
@@ -114,13 +116,21 @@ bench: deps
 	$(Q)$(MAKE) --no-print-directory bench-run
 
 # Not part of check: timings are compared within one run (docs/benchmarks.rst).
+# make bench QUICK=1: the short plan (under two minutes); BENCH_ARGS: more
+# cgfw_bench options (--rounds, --groups, --paths, ...).
 bench-run: $(CGFW) $(BUILD)/bench/cgfw_bench
-	$(Q)bench/run.sh $(BUILD)
+	$(Q)bench/run.sh $(BUILD) $(if $(QUICK),--quick) $(BENCH_ARGS)
 
-$(BUILD)/bench/cgfw_bench: bench/cgfw_bench.c $(PROBE_H)
+# The mixed rule shape uses bench/classbench.h when it is in the tree
+# (CLASSBENCH_DIR=DIR to take it from elsewhere), else its own generator.
+BENCH_SRCS := $(wildcard bench/*.c)
+CLASSBENCH_DIR ?=
+$(BUILD)/bench/cgfw_bench: $(BENCH_SRCS) bench/bench.h $(PROBE_H) \
+		$(wildcard bench/classbench.h $(CLASSBENCH_DIR)/classbench.h)
 	$(call msg,CC,$@)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< $(LDFLAGS) $(PKG_LIBS)
+	$(Q)$(CC) $(TEST_CFLAGS) -Ibench $(if $(CLASSBENCH_DIR),-I$(CLASSBENCH_DIR)) \
+		-o $@ $(BENCH_SRCS) $(LDFLAGS) $(PKG_LIBS) -lm
 
 # The guest kernel and the VM.
 VM_DEB_PKGS := flex bison bc libssl-dev cpio ccache qemu-system-x86 \
@@ -145,6 +155,10 @@ vm-deps:
 kernel: vm-deps
 	$(Q)tools/vm/build-kernel.sh
 
+# The same kernel without the series (make vm-bench compares the two).
+kernel-unpatched: vm-deps
+	$(Q)tools/vm/build-kernel.sh unpatched
+
 # The project's tests and the series' selftest inside that kernel, under
 # QEMU (TCG); make check runs them too, after the tests on this machine.
 vm-check: deps vm-deps
@@ -159,11 +173,13 @@ vm-check-debug: deps vm-deps
 		tools/vm/guest-tests.sh $(BUILD)
 
 # The benchmarks inside the patched kernel, where the native family is one
-# more configuration; results printed (the guest cannot write the checkout).
+# more path, and the hook rows in the unpatched kernel too; the guest
+# prints its CSVs, bench/vm.sh writes them to build/bench/vm/KERNEL/ and
+# plots them. QUICK=1: the short plan; VM_BENCH_ARGS: cgfw_bench options.
 vm-bench: deps vm-deps
 	$(Q)$(MAKE) --no-print-directory $(CGFW) $(BUILD)/bench/cgfw_bench
-	$(Q)tools/vm/run.sh -t 3600 BENCH_OUT=/tmp/bench BENCH_RULES='"1 2048"' \
-		bench/run.sh $(BUILD)
+	$(Q)bench/vm.sh $(BUILD) $(BUILD)/bench/vm $(if $(QUICK),--quick) \
+		$(VM_BENCH_ARGS)
 
 # ---- the library and the command ----
 

@@ -1,16 +1,14 @@
 #!/bin/bash
-# make bench: the bpf backend's rule scaling (BPF_PROG_TEST_RUN, load) and
-# live egress packets per second, bpf against the emulated nft target.
-# Method and results: docs/benchmarks.rst. Not part of make check.
+# make bench: bench/cgfw_bench (every path and group, interleaved in one
+# run), then the plots. Method and results: docs/benchmarks.rst. Not part
+# of make check.
+#   bench/run.sh BUILD [cgfw_bench options: --quick, --groups, ...]
+# BENCH_OUT=DIR writes there instead of BUILD/bench.
 set -eu
 BUILD=${1:-build}
+shift || true
 export CGFW=$BUILD/cgfw
 out=${BENCH_OUT:-$BUILD/bench}
 mkdir -p "$out"
-{
-	echo "# $(date -u +%FT%TZ) $(uname -r) $(git rev-parse --short HEAD 2>/dev/null)"
-	echo "# $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $(nproc) CPUs"
-	echo "# bpf_jit_enable=$(cat /proc/sys/net/core/bpf_jit_enable 2>/dev/null)"
-} | tee "$out/env.txt"
-"$BUILD/bench/cgfw_bench" rules ${BENCH_RULES:-1 8 32 128 512 2048} | tee "$out/rules.csv"
-"$BUILD/bench/cgfw_bench" pps ${BENCH_ROUNDS:-5} | tee "$out/pps.csv"
+"$BUILD/bench/cgfw_bench" --out "$out" "$@"
+bench/plot.sh "$out"

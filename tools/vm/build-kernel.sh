@@ -13,10 +13,20 @@ flavour=${1:-plain}
 
 fragments=("$top/kernel-patches/config")
 [ "$flavour" = debug ] && fragments+=("$top/kernel-patches/config-debug")
+series=$(cat "$top/kernel-patches/series")
+if [ "$flavour" = unpatched ]; then
+	series=
+	mkdir -p "$cache"
+	grep -v '^CONFIG_NF_TABLES_CGROUP=' "$top/kernel-patches/config" \
+		> "$cache/config-unpatched.tmp"
+	fragments=("$cache/config-unpatched-$(sha256sum < \
+		"$cache/config-unpatched.tmp" | cut -c1-16)")
+	mv "$cache/config-unpatched.tmp" "${fragments[0]}"
+fi
 
 # what the build depends on, as one key
-key=$( { stat -c '%s %Y' "$tarball"; cat "$top/kernel-patches/series";
-	 for p in $(cat "$top/kernel-patches/series"); do
+key=$( { stat -c '%s %Y' "$tarball"; echo "$series";
+	 for p in $series; do
 		cat "$top/kernel-patches/$p"; done;
 	 cat "${fragments[@]}"; } | sha256sum | cut -c1-16)
 src=${CGFW_KERNEL_TREE:-$cache/src-$key}
@@ -36,7 +46,7 @@ if [ ! -d "$src" ]; then
 	rm -rf "$src.tmp"
 	mkdir -p "$src.tmp"
 	tar -xJf "$tarball" -C "$src.tmp" --strip-components=1
-	for p in $(cat "$top/kernel-patches/series"); do
+	for p in $series; do
 		echo "kernel: applying $p" >&2
 		patch -d "$src.tmp" -p1 --quiet < "$top/kernel-patches/$p"
 	done

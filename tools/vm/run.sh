@@ -2,20 +2,24 @@
 # Boot the cgfw guest kernel under QEMU (TCG: KVM is not usable on these
 # machines) with the host's root read-only over 9p, run one shell command
 # in it from this directory, stream its output, and exit with its status.
-#   tools/vm/run.sh [-t SECONDS] [-k BZIMAGE] COMMAND...
+#   tools/vm/run.sh [-s] [-t SECONDS] [-k BZIMAGE] COMMAND...
+# -s: systemd is PID 1 (tools/vm/init starts it), the command a service.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 timeout=600
 kernel=
-while getopts "t:k:" o; do
+systemd=
+usage="usage: $0 [-s] [-t SECONDS] [-k BZIMAGE] COMMAND..."
+while getopts "st:k:" o; do
 	case $o in
+	s) systemd=" cgfw.systemd=1" ;;
 	t) timeout=$OPTARG ;;
 	k) kernel=$OPTARG ;;
-	*) echo "usage: $0 [-t SECONDS] [-k BZIMAGE] COMMAND..." >&2; exit 2 ;;
+	*) echo "$usage" >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
-[ $# -gt 0 ] || { echo "usage: $0 [-t SECONDS] [-k BZIMAGE] COMMAND..." >&2; exit 2; }
+[ $# -gt 0 ] || { echo "$usage" >&2; exit 2; }
 [ -n "$kernel" ] || kernel=$("$top/tools/vm/build-kernel.sh") || exit 1
 
 # the command, in a file the guest reads through the shared root
@@ -27,10 +31,11 @@ out=$run/console
 timeout --foreground "$timeout" qemu-system-x86_64 \
 	-accel tcg -cpu max -smp 2 -m 2G -nographic -no-reboot \
 	-kernel "$kernel" \
-	-append "console=ttyS0 root=host0 rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144,ro init=$top/tools/vm/init panic=-1 quiet loglevel=1 cgfw.cmd=$run/cmd cgfw.dir=$PWD" \
+	-append "console=ttyS0 root=host0 rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144,ro init=$top/tools/vm/init panic=-1 quiet loglevel=1 cgfw.cmd=$run/cmd cgfw.dir=$PWD$systemd" \
 	-fsdev local,id=root,path=/,security_model=none,readonly=on,multidevs=remap \
 	-device virtio-9p-pci,fsdev=root,mount_tag=host0 \
-	-nic none < /dev/null 2>&1 | tr -d '\r' | tee "$out" | grep -v '^cgfw-vm-exit: '
+	-nic none < /dev/null 2>&1 | stdbuf -oL tr -d '\r' | tee "$out" |
+	grep --line-buffered -v '^cgfw-vm-exit: '
 status=$(sed -n 's/^cgfw-vm-exit: \([0-9]*\)$/\1/p' "$out" | tail -1)
 if [ -z "$status" ]; then
 	echo "vm: the guest gave no exit status (timeout ${timeout}s, or it did not boot)" >&2
