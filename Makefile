@@ -10,6 +10,8 @@
 #   make vm-check the tests inside it, under QEMU (check runs them too)
 #   make vm-check-debug  the same in the lockdep + KASAN kernel
 #   make vm-bench the benchmarks inside it (the native family too)
+#   make nft      nft and libnftables with the cgroup family, in build/nft
+#                 (nft-extension/nft.mk: install-nft, nft-check, nft-check-full)
 
 SHELL := /bin/bash
 BUILD ?= build
@@ -226,5 +228,9 @@ lint:
 
 clean:
 	rm -rf $(BUILD)
+
+# ---- nft with the cgroup family: nft-extension/nft.mk ----------------------
+include nft-extension/nft.mk
+# ---- end of nft-extension ------------------------------------------------
 
 -include $(LIB_OBJS:.o=.d) $(BUILD)/userspace/cli/main.d $(BUILD)/tools/traffic.d
