@@ -44,6 +44,11 @@ run_one "cli" selftests/cli.sh
 # the kernel series' own selftest: skips where the kernel lacks the family
 run_one "kernel: nf_tables cgroup family" "$BUILD/tests/nft_cgroup_skb"
 run_one "nft 1.0.6 next to the cgroup family" selftests/nft_compat.sh
+# nft with the cgroup family (nft-extension/, make nft): real traffic,
+# round trips, cgfw and nft agreeing; then nftables' own test suites
+run_one "nft with the cgroup family" selftests/nft_family.sh
+run_one "nftables' test suites with the cgroup family" \
+	nft-extension/run-suites.sh "$BUILD"
 
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
