@@ -92,8 +92,9 @@ bytecode() {	# the rules as the kernel has them, without handles
 	"$NFT" --debug=netlink list ruleset 2>&1 | sed -E 's/ [0-9]+$//'
 }
 same_text() {	# same_text LOAD_OPTS DUMP: loads DUMP, compares with $text, $code
+	printf '%s\n' "$2" > "$work/dump" &&	# nft -j -f - opens /dev/stdin
 	"$NFT" flush ruleset &&
-	"$NFT" $1 -f - <<< "$2" &&
+	"$NFT" $1 -f "$work/dump" &&
 	[ "$("$NFT" list ruleset)" = "$text" ] &&
 	[ "$(bytecode)" = "$code" ]
 }
