@@ -15,6 +15,8 @@
 #   make vm-check-debug  the same in the lockdep + KASAN kernel
 #   make vm-bench the benchmarks inside it (the native family too), and
 #                 in the same kernel without the series
+#   make nft      nft and libnftables with the cgroup family, in build/nft
+#                 (nft-extension/nft.mk: install-nft, nft-check, nft-check-full)
 
 SHELL := /bin/bash
 BUILD ?= build
@@ -312,5 +314,9 @@ fuzz: deps
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-san $(BUILD)-fuzz $(BUILD)-san.log
+
+# ---- nft with the cgroup family: nft-extension/nft.mk ----------------------
+include nft-extension/nft.mk
+# ---- end of nft-extension ------------------------------------------------
 
 -include $(LIB_OBJS:.o=.d) $(BUILD)/userspace/cli/main.d

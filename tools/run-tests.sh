@@ -58,6 +58,11 @@ run_one concurrency "commands at the same time" tests/selftests/concurrency.sh
 # the kernel series' own selftest: skips where the kernel lacks the family
 run_one kernel "kernel: nf_tables cgroup family" "$BUILD/tests/nft_cgroup_skb"
 run_one compat "nft 1.0.6 next to the cgroup family" tests/selftests/nft_compat.sh
+# nft with the cgroup family (nft-extension/, make nft): real traffic,
+# round trips, cgfw and nft agreeing; then nftables' own test suites
+run_one nft "nft with the cgroup family" tests/selftests/nft_family.sh
+run_one nft "nftables' test suites with the cgroup family" \
+	nft-extension/run-suites.sh "$BUILD"
 
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
