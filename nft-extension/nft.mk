@@ -28,9 +28,14 @@ nft: deps
 nft-build:
 	$(Q)nft-extension/build.sh $(BUILD)
 
-# make check and vm-check build it too; its tests skip where it is missing
-check-run: nft-build
-vm-check: nft-build
+# make check and vm-check build it too; without the upstream sources
+# (build.sh: exit status 3) its tests skip and say why
+check-run: nft-build-if-sources
+vm-check: nft-build-if-sources
+
+.PHONY: nft-build-if-sources
+nft-build-if-sources:
+	$(Q)nft-extension/build.sh $(BUILD) || [ $$? -eq 3 ]
 
 install-nft: nft
 	install -d $(DESTDIR)$(NFT_PREFIX)/sbin $(DESTDIR)$(NFT_PREFIX)/lib/pkgconfig \

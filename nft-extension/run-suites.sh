@@ -43,7 +43,8 @@ not_ok() { n=$((n + 1)); fail=1; echo "not ok $n $1"; shift;
 	   [ $# -gt 0 ] && printf '%s\n' "$@" | sed 's/^/# /' | tail -30; }
 skip_all() { echo "ok 1 nftables' test suites # SKIP $*"; exit 0; }
 
-[ -x "$NFT" ] && [ -d "$SRC/tests" ] || skip_all "nft is not built (make nft)"
+[ -x "$NFT" ] && [ -d "$SRC/tests" ] ||
+	skip_all "nft is not built (make nft)$(sed -n '1s/^/: /p' "$BUILD/nft.missing" 2>/dev/null)"
 
 # libnftnl's own test of the chain attribute: needs no kernel
 if out=$("$BUILD/nft-build/libnftnl-1.2.4/tests/nft-chain-test" 2>&1); then

@@ -14,7 +14,8 @@ top=$(pwd)
 ns_setup nftfam
 
 if [ ! -x "$NFT" ]; then
-	echo "ok 1 nft with the cgroup family # SKIP nft is not built (make nft)"
+	why=$(head -1 "$top/build/nft.missing" 2>/dev/null)
+	echo "ok 1 nft with the cgroup family # SKIP nft is not built (make nft)${why:+: $why}"
 	exit 0
 fi
 if ! "$NFT" add table cgroup probe 2>/dev/null; then
