@@ -29,6 +29,7 @@ LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 MANDIR ?= $(PREFIX)/share/man
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+UNITDIR ?= $(PREFIX)/lib/systemd/system
 
 VERSION := $(shell sed -n 's/^\#define CGFW_VERSION "\(.*\)"/\1/p' \
 	userspace/include/cgfw/cgfw.h)
@@ -204,14 +205,16 @@ $(LIB_SO): $(LIB_OBJS) userspace/lib/libcgfw.map
 
 # The command links the shared library; in the tree it finds it next to
 # itself, installed where the system finds libraries.
-$(CGFW): $(BUILD)/userspace/cli/main.o $(LIB_SO)
-	$(call msg,LD,$@)
-	$(Q)$(CC) -o $@ $< -L$(BUILD) -lcgfw -Wl,-rpath,'$$ORIGIN' $(LDFLAGS)
+CLI_OBJS := $(BUILD)/userspace/cli/main.o $(BUILD)/userspace/cli/daemon.o
 
-$(CGFW_INSTALL): $(BUILD)/userspace/cli/main.o $(LIB_SO)
+$(CGFW): $(CLI_OBJS) $(LIB_SO)
+	$(call msg,LD,$@)
+	$(Q)$(CC) -o $@ $(CLI_OBJS) -L$(BUILD) -lcgfw -Wl,-rpath,'$$ORIGIN' $(LDFLAGS)
+
+$(CGFW_INSTALL): $(CLI_OBJS) $(LIB_SO)
 	$(call msg,LD,$@)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) -o $@ $< -L$(BUILD) -lcgfw $(LDFLAGS)
+	$(Q)$(CC) -o $@ $(CLI_OBJS) -L$(BUILD) -lcgfw $(LDFLAGS)
 
 $(TRAFFIC): tools/traffic.c $(PROBE_H)
 	$(call msg,CC,$@)
@@ -235,12 +238,15 @@ install: $(CGFW_INSTALL) $(LIB_SO) $(LIB_A) docs
 	if [ -f $(BUILD)/docs/cgfw.8 ]; then \
 		install -d $(DESTDIR)$(MANDIR)/man8 && \
 		install -m 644 $(BUILD)/docs/cgfw.8 $(DESTDIR)$(MANDIR)/man8/; fi
+	install -d $(DESTDIR)$(UNITDIR)
+	sed 's|@SBINDIR@|$(SBINDIR)|' userspace/cli/cgfw.service.in \
+		> $(DESTDIR)$(UNITDIR)/cgfw.service
 	if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then ldconfig; fi
 
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/cgfw $(DESTDIR)$(LIBDIR)/libcgfw.so* \
 		$(DESTDIR)$(LIBDIR)/libcgfw.a $(DESTDIR)$(PKGCONFIGDIR)/libcgfw.pc \
-		$(DESTDIR)$(MANDIR)/man8/cgfw.8
+		$(DESTDIR)$(MANDIR)/man8/cgfw.8 $(DESTDIR)$(UNITDIR)/cgfw.service
 	rm -rf $(DESTDIR)$(INCLUDEDIR)/cgfw
 
 # ---- tests ----
@@ -319,4 +325,4 @@ clean:
 include nft-extension/nft.mk
 # ---- end of nft-extension ------------------------------------------------
 
--include $(LIB_OBJS:.o=.d) $(BUILD)/userspace/cli/main.d
+-include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d)

@@ -10,6 +10,8 @@
 
 #include <cgfw/cgfw.h>
 
+#include "daemon.h"
+
 enum {
 	EXIT_OK = 0,
 	EXIT_ERROR = 1,
@@ -57,6 +59,7 @@ struct opts {
 	bool json;
 	const char *output;
 	const char *pin;
+	const char *dir;
 };
 
 static const struct cmd *current;
@@ -69,6 +72,7 @@ static int parse_opts(struct cli *cli, int argc, char **argv,
 		{ "json", no_argument, NULL, 'j' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "pin", required_argument, NULL, 'P' },
+		{ "dir", required_argument, NULL, 'd' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -93,6 +97,9 @@ static int parse_opts(struct cli *cli, int argc, char **argv,
 			break;
 		case 'P':
 			o->pin = optarg;
+			break;
+		case 'd':
+			o->dir = optarg;
 			break;
 		default:
 			return usage_error(cli, current, "unknown option '%s'",
@@ -298,6 +305,21 @@ static int do_status(struct cli *cli, int argc, char **argv)
 	return EXIT_OK;
 }
 
+static int do_daemon(struct cli *cli, int argc, char **argv)
+{
+	struct opts o;
+	int i, ret;
+
+	ret = parse_opts(cli, argc, argv, "+b:d:", &o, &i);
+	if (ret)
+		return ret;
+	if (i != argc)
+		return usage_error(cli, current, "unexpected argument '%s'",
+				   argv[i]);
+	return cgfw_cli_daemon(cli->ctx, o.dir ? o.dir : "/etc/cgfw",
+			       o.backend);
+}
+
 static int do_help(struct cli *cli, int argc, char **argv);
 
 static const struct cmd cmds[] = {
@@ -313,6 +335,8 @@ static const struct cmd cmds[] = {
 	{ "delete", do_delete, "TABLE", "remove one table cgfw installed" },
 	{ "flush", do_flush, "", "remove every table cgfw installed, and nothing else" },
 	{ "status", do_status, "[-j]", "what this machine supports" },
+	{ "daemon", do_daemon, "[-b " BACKEND_SPEC "] [-d DIR]",
+	  "apply every DIR/*.nft (default /etc/cgfw) and keep each table bound to its cgroup paths as they are removed and made again; runs in the foreground" },
 	{ "help", do_help, "", "this text" },
 	{ NULL, NULL, NULL, NULL },
 };

@@ -310,6 +310,25 @@ static int apply(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 	return ret;
 }
 
+/* Every bound chain has a cgroup at its path (see cgfw_ruleset__rebind). */
+static int bound_everywhere(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs)
+{
+	const struct ir_table *t;
+	const struct ir_chain *c;
+
+	list_for_each_entry(t, &rs->tables, list) {
+		list_for_each_entry(c, &t->chains, list) {
+			if (!c->base || c->cgroup.id)
+				continue;
+			cgfw_err_at(ctx, &rs->src, &c->loc,
+				    "chain '%s' of table '%s' is bound to %s, which does not exist now; create it, or let 'cgfw daemon' apply the table when it appears",
+				    c->name, t->name, c->cgroup.path);
+			return -ENOENT;
+		}
+	}
+	return 0;
+}
+
 CGFW_API int cgfw_ruleset__apply(struct cgfw_ctx *ctx,
 				 const struct cgfw_ruleset *rs,
 				 const struct cgfw_apply_opts *opts)
@@ -326,7 +345,8 @@ CGFW_API int cgfw_ruleset__apply(struct cgfw_ctx *ctx,
 	if (!CGFW_OPTS_VALID(ctx, opts, cgfw_apply_opts))
 		return libcgfw_err(-EINVAL);
 	b = CGFW_OPTS_GET(opts, backend, CGFW_BACKEND_AUTO);
-	ret = select_backends(ctx, rs, b, be, &n);
+	ret = bound_everywhere(ctx, rs);
+	ret = ret ? : select_backends(ctx, rs, b, be, &n);
 	ret = ret ? : cgfw_backend_begin(ctx, &l);
 	if (ret)
 		return libcgfw_err(ret);

@@ -162,6 +162,32 @@ CGFW_API int cgfw_ruleset__compile_file(struct cgfw_ctx *ctx,
 CGFW_API void cgfw_ruleset__free(struct cgfw_ruleset *rs);
 
 /**
+ * cgfw_ruleset__rebind() - find each bound chain's cgroup again by its path
+ *
+ * A cgroup removed and made again at its path (a service restart, a new
+ * container) is another cgroup: what was applied for the old one filters
+ * nothing now. This binds the chains of @rs to the cgroups at their paths
+ * now; applying @rs again then puts them in force.
+ *
+ * Return: how many chains changed cgroup (0: applying again would change
+ * nothing), or -errno.
+ */
+CGFW_API int cgfw_ruleset__rebind(struct cgfw_ctx *ctx,
+				  struct cgfw_ruleset *rs);
+/*
+ * cgfw_ruleset__waiting() - bound chains whose path has no cgroup now
+ * (compiled with allow_missing_cgroups, or rebound after a removal); such
+ * a ruleset cannot be applied until they have one.
+ */
+CGFW_API size_t cgfw_ruleset__waiting(const struct cgfw_ruleset *rs);
+/* The cgroup path of the @i-th bound chain, or NULL past the last. */
+CGFW_API const char *cgfw_ruleset__cgroup(const struct cgfw_ruleset *rs,
+					  size_t i);
+/* The name of the @i-th table, or NULL past the last. */
+CGFW_API const char *cgfw_ruleset__table(const struct cgfw_ruleset *rs,
+					 size_t i);
+
+/**
  * cgfw_ruleset__bytecode() - the nf_tables bytecode of every rule, as text
  * @text: set to a malloc()ed string the caller frees
  *

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <libnftnl/chain.h>
@@ -345,4 +346,76 @@ CGFW_API int cgfw_ruleset__bytecode(const struct cgfw_ruleset *rs,
 	}
 	*text = cgfw_sb_detach(&sb);
 	return *text ? 0 : libcgfw_err(-ENOMEM);
+}
+
+/* ---- bindings by path ---- */
+
+CGFW_API int cgfw_ruleset__rebind(struct cgfw_ctx *ctx,
+				  struct cgfw_ruleset *rs)
+{
+	struct ir_table *t;
+	struct ir_chain *c;
+	struct stat st;
+	uint64_t id;
+	int changed = 0;
+
+	if (!ctx || !rs)
+		return libcgfw_err(-EINVAL);
+	cgfw_ctx_reset(ctx);
+	list_for_each_entry(t, &rs->tables, list) {
+		list_for_each_entry(c, &t->chains, list) {
+			if (!c->base)
+				continue;
+			/* a cgroup's id is its directory's inode number */
+			id = !stat(c->cgroup.path, &st) && S_ISDIR(st.st_mode) ?
+			     st.st_ino : 0;
+			if (id != c->cgroup.id) {
+				c->cgroup.id = id;
+				changed++;
+			}
+		}
+	}
+	return changed;
+}
+
+CGFW_API size_t cgfw_ruleset__waiting(const struct cgfw_ruleset *rs)
+{
+	const struct ir_table *t;
+	const struct ir_chain *c;
+	size_t n = 0;
+
+	if (!rs)
+		return 0;
+	list_for_each_entry(t, &rs->tables, list)
+		list_for_each_entry(c, &t->chains, list)
+			n += c->base && !c->cgroup.id;
+	return n;
+}
+
+CGFW_API const char *cgfw_ruleset__cgroup(const struct cgfw_ruleset *rs,
+					  size_t i)
+{
+	const struct ir_table *t;
+	const struct ir_chain *c;
+
+	if (!rs)
+		return NULL;
+	list_for_each_entry(t, &rs->tables, list)
+		list_for_each_entry(c, &t->chains, list)
+			if (c->base && !i--)
+				return c->cgroup.path;
+	return NULL;
+}
+
+CGFW_API const char *cgfw_ruleset__table(const struct cgfw_ruleset *rs,
+					 size_t i)
+{
+	const struct ir_table *t;
+
+	if (!rs)
+		return NULL;
+	list_for_each_entry(t, &rs->tables, list)
+		if (!i--)
+			return t->name;
+	return NULL;
 }

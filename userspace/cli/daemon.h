@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* cgfw daemon: keep the tables of a rules directory bound to their paths. */
+#ifndef CGFW_CLI_DAEMON_H
+#define CGFW_CLI_DAEMON_H
+
+#include <cgfw/cgfw.h>
+
+/* Runs until SIGTERM or SIGINT: 0, or 1 if it could not start. */
+int cgfw_cli_daemon(struct cgfw_ctx *ctx, const char *dir,
+		    enum cgfw_backend backend);
+
+#endif /* CGFW_CLI_DAEMON_H */
