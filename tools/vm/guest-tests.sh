@@ -10,6 +10,7 @@ BUILD=${1:-build}
 # instruction is emulated)
 export CGFW_KILL_BACKENDS=nft-native CGFW_KILL_ROUNDS=${CGFW_KILL_ROUNDS:-20}
 export CGFW_CONC_BACKENDS="nft-native both"
+export CGFW_DAEMON_RESTARTS=${CGFW_DAEMON_RESTARTS:-5}
 tools/run-tests.sh "$BUILD" | tee /tmp/guest-tests.out
 read -r p _ f _ s _ <<< "$(tail -1 /tmp/guest-tests.out)"
 echo "=== kernel log"
