@@ -3,7 +3,9 @@
 # directory stays in force across the re-creation of its cgroup (what
 # systemd does on every service restart), follows its file as it is
 # edited, waits for a cgroup that does not exist yet, survives a bad file,
-# goes with its file, and stays when the daemon stops.
+# goes with its file, and stays when the daemon stops; a chain with
+# policy drop is guarded: no packet of its re-created cgroup passes before
+# the table is bound to it.
 #
 # "In force" is what real traffic says: a datagram from a process of the
 # cgroup to UDP port 9100 fails with EPERM. After each re-creation the
@@ -116,6 +118,78 @@ for b in $backends; do
 	dpid=
 	check "$b: and the tables stay" dropped "$cg" 9101
 done
+# The guard: a chain with policy drop on $cg/svc; each round removes svc,
+# makes it again and at once sends datagrams from it to a sink, before
+# the daemon can bind the table to it. None may arrive: until the table
+# is bound, the guard on $cg drops them. Without the guard, the test
+# reports how many did (the window it closes).
+sink() {	# sink PORT FILE: a line in FILE per datagram received
+	python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.0.0.1", int(sys.argv[1])))
+f = open(sys.argv[2], "w")
+while True:
+    s.recv(64)
+    f.write("x\n"); f.flush()' "$1" "$2" &
+	spid=$!
+	for i in $(seq 50); do [ -e "$2" ] && break; sleep 0.1; done
+}
+# a process that joins $cg/svc the moment it exists again, and sends 40
+# datagrams at once (errors ignored): started before the mkdir
+burst() {
+	bash -c 'until echo $$ > "$0/cgroup.procs"; do :; done
+		for i in {1..40}; do echo x > /dev/udp/127.0.0.1/9301; done' \
+		"$root/$cg/svc" 2>/dev/null &
+	bpid=$!
+}
+guarded_rounds() {	# guarded_rounds BACKEND [--no-guard]: datagrams that arrived
+	: > "$work/sunk"
+	for ((r = 0; r < 10; r++)); do
+		rmdir "$root/$cg/svc" || break
+		burst
+		mkdir "$root/$cg/svc"
+		wait $bpid
+		wait_for 10 dropped "$cg/svc" 9301 >/dev/null
+	done
+	sleep 0.2
+	wc -l < "$work/sunk"
+}
+spid=
+trap 'kill $dpid $spid 2>/dev/null; rm -rf "$work"; rmdir "$root/$cg/svc" "$root/$cg/other" "$root/$cg" "$root/later" 2>/dev/null' EXIT
+for b in $backends; do
+	"$CGFW" flush
+	rm -f "$rules"/*
+	mkdir -p "$root/$cg/svc"
+	printf 'table cgroup gd {\n\tchain out {\n\t\ttype filter hook egress cgroup "%s" priority 0; policy drop;\n\t\tudp dport 9300 accept\n\t}\n}\n' "$cg/svc" > "$rules/gd.nft"
+	sink 9301 "$work/sunk"
+	for mode in guard no-guard; do
+		"$CGFW" daemon -b "$b" -d "$rules" $([ $mode = no-guard ] && echo --no-guard) 2> "$work/log" &
+		dpid=$!
+		wait_for 30 has_table gd >/dev/null
+		wait_for 10 dropped "$cg/svc" 9301 >/dev/null
+		got=$(guarded_rounds)
+		if [ $mode = guard ]; then
+			check "$b: policy drop, guarded: 10 re-creations, each with 40 datagrams sent at once from the new cgroup: none passed ($got did)" test "$got" = 0
+			mkdir "$root/$cg/other"
+			check "$b: a sibling made under the guard is held only until the daemon sees it" \
+				wait_for 10 not dropped "$cg/other" 9301
+			rmdir "$root/$cg/other"
+		else
+			ok "$b: the same without the guard (--no-guard): $got of 400 datagrams passed"
+		fi
+		kill -TERM $dpid
+		wait $dpid
+		dpid=
+		[ $mode = guard ] && check "$b: the guard goes with the daemon" \
+			test ! -e /sys/fs/bpf/cgfw-guard
+	done
+	kill $spid
+	wait $spid 2>/dev/null
+	spid=
+	rmdir "$root/$cg/svc"
+done
+
 # systemd: the unit verifies, and the daemon tells a notify socket it is
 # ready (Type=notify) with its status, and that it stops
 if command -v systemd-analyze >/dev/null; then
@@ -126,6 +200,8 @@ if command -v systemd-analyze >/dev/null; then
 else
 	ok "cgfw.service passes systemd-analyze verify # SKIP no systemd-analyze"
 fi
+rm -f "$rules"/*
+table lc "$cg" 9100 > "$rules/lc.nft"
 python3 - "$work/notify" > "$work/notified" <<'PY' &
 import socket, sys
 s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)

@@ -18,6 +18,11 @@
  * reads the directory again. SIGTERM and SIGINT end the daemon and leave
  * the tables as they are.
  *
+ * Chains with policy drop are guarded (cgfw_guards__sync(), bpf/guard.c):
+ * until the table is bound to a cgroup made again at the chain's path, a
+ * program on the parent drops its packets. The guards are told after
+ * every change, and removed when the daemon stops.
+ *
  * With systemd (Type=notify), it says READY=1 once every file was tried,
  * and its status: how many tables are applied and how many wait.
  */
@@ -58,6 +63,7 @@ struct daemon {
 	struct cgfw_ctx *ctx;
 	const char *dir;
 	enum cgfw_backend backend;
+	bool guard;
 	int ino, dir_wd, sig;
 	struct entry *v;
 	size_t n;
@@ -296,6 +302,29 @@ static void watch_cgroups(struct daemon *d)
 	}
 }
 
+/* The guards of the chains with policy drop, as the tables are now. */
+static void guard(struct daemon *d)
+{
+	struct cgfw_ruleset **rs;
+	bool *in_force;
+	size_t i;
+
+	if (!d->guard)
+		return;
+	rs = calloc(d->n + 1, sizeof(*rs));
+	in_force = calloc(d->n + 1, sizeof(*in_force));
+	for (i = 0; rs && in_force && i < d->n; i++) {
+		rs[i] = d->v[i].rs;
+		in_force[i] = d->v[i].applied;
+	}
+	if (!rs || !in_force)
+		say("out of memory");
+	else if (cgfw_guards__sync(d->ctx, rs, in_force, d->n))
+		say_error(d);
+	free(rs);
+	free(in_force);
+}
+
 static void sync_all(struct daemon *d, double since)
 {
 	size_t i;
@@ -303,6 +332,7 @@ static void sync_all(struct daemon *d, double since)
 	watch_cgroups(d);
 	for (i = 0; i < d->n; i++)
 		sync_entry(d, &d->v[i], since);
+	guard(d);
 }
 
 /* Every rules file of the directory, and none that is gone. */
@@ -374,9 +404,10 @@ static void events(struct daemon *d)
 }
 
 int cgfw_cli_daemon(struct cgfw_ctx *ctx, const char *dir,
-		    enum cgfw_backend backend)
+		    enum cgfw_backend backend, bool guard)
 {
-	struct daemon d = { .ctx = ctx, .dir = dir, .backend = backend };
+	struct daemon d = { .ctx = ctx, .dir = dir, .backend = backend,
+			    .guard = guard };
 	struct signalfd_siginfo si;
 	struct pollfd pfd[2];
 	sigset_t mask;
@@ -429,6 +460,9 @@ int cgfw_cli_daemon(struct cgfw_ctx *ctx, const char *dir,
 		}
 	}
 	notify("STOPPING=1");
+	/* nobody would tell the guards about new cgroups: they go */
+	if (d.guard && cgfw_guards__sync(ctx, NULL, NULL, 0))
+		say_error(&d);
 	say("stopping; the tables stay as they are");
 	for (i = 0; i < d.n; i++) {
 		cgfw_ruleset__free(d.v[i].rs);

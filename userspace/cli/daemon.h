@@ -3,10 +3,12 @@
 #ifndef CGFW_CLI_DAEMON_H
 #define CGFW_CLI_DAEMON_H
 
+#include <stdbool.h>
+
 #include <cgfw/cgfw.h>
 
 /* Runs until SIGTERM or SIGINT: 0, or 1 if it could not start. */
 int cgfw_cli_daemon(struct cgfw_ctx *ctx, const char *dir,
-		    enum cgfw_backend backend);
+		    enum cgfw_backend backend, bool guard);
 
 #endif /* CGFW_CLI_DAEMON_H */

@@ -60,6 +60,7 @@ struct opts {
 	const char *output;
 	const char *pin;
 	const char *dir;
+	bool no_guard;
 };
 
 static const struct cmd *current;
@@ -73,6 +74,7 @@ static int parse_opts(struct cli *cli, int argc, char **argv,
 		{ "output", required_argument, NULL, 'o' },
 		{ "pin", required_argument, NULL, 'P' },
 		{ "dir", required_argument, NULL, 'd' },
+		{ "no-guard", no_argument, NULL, 'G' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -100,6 +102,9 @@ static int parse_opts(struct cli *cli, int argc, char **argv,
 			break;
 		case 'd':
 			o->dir = optarg;
+			break;
+		case 'G':
+			o->no_guard = true;
 			break;
 		default:
 			return usage_error(cli, current, "unknown option '%s'",
@@ -310,14 +315,14 @@ static int do_daemon(struct cli *cli, int argc, char **argv)
 	struct opts o;
 	int i, ret;
 
-	ret = parse_opts(cli, argc, argv, "+b:d:", &o, &i);
+	ret = parse_opts(cli, argc, argv, "+b:d:G", &o, &i);
 	if (ret)
 		return ret;
 	if (i != argc)
 		return usage_error(cli, current, "unexpected argument '%s'",
 				   argv[i]);
 	return cgfw_cli_daemon(cli->ctx, o.dir ? o.dir : "/etc/cgfw",
-			       o.backend);
+			       o.backend, !o.no_guard);
 }
 
 static int do_help(struct cli *cli, int argc, char **argv);
@@ -335,8 +340,8 @@ static const struct cmd cmds[] = {
 	{ "delete", do_delete, "TABLE", "remove one table cgfw installed" },
 	{ "flush", do_flush, "", "remove every table cgfw installed, and nothing else" },
 	{ "status", do_status, "[-j]", "what this machine supports" },
-	{ "daemon", do_daemon, "[-b " BACKEND_SPEC "] [-d DIR]",
-	  "apply every DIR/*.nft (default /etc/cgfw) and keep each table bound to its cgroup paths as they are removed and made again; runs in the foreground" },
+	{ "daemon", do_daemon, "[-b " BACKEND_SPEC "] [-d DIR] [--no-guard]",
+	  "apply every DIR/*.nft (default /etc/cgfw) and keep each table bound to its cgroup paths as they are removed and made again; chains with policy drop are guarded until then; runs in the foreground" },
 	{ "help", do_help, "", "this text" },
 	{ NULL, NULL, NULL, NULL },
 };

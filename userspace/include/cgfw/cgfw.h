@@ -188,6 +188,26 @@ CGFW_API const char *cgfw_ruleset__table(const struct cgfw_ruleset *rs,
 					 size_t i);
 
 /**
+ * cgfw_guards__sync() - hold a new cgroup's packets until its table binds
+ * @rs: rulesets (whose chains with policy drop are guarded)
+ * @in_force: for each, whether it is applied at its cgroups now
+ * @n: how many; 0 removes every guard
+ *
+ * When a chain's cgroup is made again, its processes can send before the
+ * table is bound to the new cgroup. A guard, a program on the chain's
+ * parent cgroup, drops the packets of the parent's child cgroups it was
+ * not told about. This tells each guard about every child of its parent
+ * that exists now, except a guarded chain's cgroup while its ruleset is
+ * not in force at it, sets the guards needed and removes the others.
+ * Call it after every change; a child made in between is held until then.
+ *
+ * Return: 0, or -errno.
+ */
+CGFW_API int cgfw_guards__sync(struct cgfw_ctx *ctx,
+			       struct cgfw_ruleset *const *rs,
+			       const bool *in_force, size_t n);
+
+/**
  * cgfw_ruleset__bytecode() - the nf_tables bytecode of every rule, as text
  * @text: set to a malloc()ed string the caller frees
  *
