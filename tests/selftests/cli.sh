@@ -91,4 +91,14 @@ check "-o is for the bpf backend (exit 2)" \
 	bash -c "'$CGFW' compile -o x.o '$work/web.nft' 2>/dev/null; [ \$? -eq 2 ]"
 check "flush leaves nothing of cgfw" \
 	bash -c "'$CGFW' flush && [ -z \"\$(nft list tables)\" ] && [ -z \"\$('$CGFW' list -j | grep -o web)\" ]"
+# a bpf table deleted is off its cgroup when delete returns (a link's pin
+# removed alone would be detached by a kernel work item a moment later)
+printf 'table cgroup gone {\n\tchain out {\n\t\ttype filter hook egress cgroup "%s" priority 0; policy accept;\n\t\tudp dport 9 drop\n\t}\n}\n' "$cg" > "$work/gone.nft"
+left=$(bash -c 'echo $$ > "$0/cgroup.procs"; left=0
+	for i in $(seq 20); do
+		"$1" apply -b bpf "$2" && "$1" delete gone &&
+			! echo x 2>/dev/null > /dev/udp/127.0.0.1/9 && left=$((left + 1))
+	done; echo $left' "$root/$cg" "$CGFW" "$work/gone.nft")
+check "delete of a bpf table: its rules are off the cgroup when it returns (20 times; $left were not)" \
+	test "$left" = 0
 exit $fail

@@ -163,7 +163,7 @@ static int open_guard(struct cgfw_ctx *ctx, const struct guard *g)
 		close(map);
 	if (link >= 0)
 		close(link);
-	unlink(link_pin);
+	cgfw_bpf_unpin(link_pin);
 	unlink(map_pin);
 	map = bpf_map_create(BPF_MAP_TYPE_HASH, "cgfw_guard", sizeof(uint64_t),
 			     1, GUARD_CHILDREN, &mo);
@@ -308,7 +308,7 @@ static void remove_others(const struct want *w)
 		if (keep)
 			continue;
 		snprintf(path, sizeof(path), GUARD_ROOT "/%s", de->d_name);
-		unlink(path);
+		cgfw_bpf_unpin(path);
 	}
 	if (d)
 		closedir(d);

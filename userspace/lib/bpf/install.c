@@ -77,6 +77,23 @@ int cgfw_bpf_ensure_root(struct cgfw_ctx *ctx)
 	return 0;
 }
 
+/*
+ * Remove the pin @path. A link is detached first: the last reference to
+ * a link dropped by unlink() is put by a kernel work item a moment later,
+ * and until then its program would still run; bpf_link_detach() takes it
+ * off its cgroup before this returns.
+ */
+void cgfw_bpf_unpin(const char *path)
+{
+	int fd = bpf_obj_get(path);
+
+	if (fd >= 0) {
+		bpf_link_detach(fd);	/* EINVAL: not a link */
+		close(fd);
+	}
+	unlink(path);
+}
+
 /* Remove @dir and what it holds (pins and directories of pins). */
 static int remove_tree(const char *dir)
 {
@@ -92,6 +109,8 @@ static int remove_tree(const char *dir)
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		if (de->d_type == DT_DIR)
 			remove_tree(path);
+		else if (!strncmp(de->d_name, "link-", 5))
+			cgfw_bpf_unpin(path);
 		else
 			unlink(path);
 	}
@@ -362,7 +381,7 @@ static void prune(const char *dir)
 				continue;
 		}
 		/* a link the table no longer has, or a pin of old cgfw */
-		unlink(path);
+		cgfw_bpf_unpin(path);
 	}
 	closedir(d);
 }
@@ -389,8 +408,10 @@ static void unswitch_one(const char *dir, const char *link_name)
 		close(prog);
 	} else {
 		prog = bpf_obj_get(next);
-		if (prog >= 0 && prog_id_of_link(link) == prog_id(prog))
+		if (prog >= 0 && prog_id_of_link(link) == prog_id(prog)) {
+			bpf_link_detach(link);
 			unlink(path);
+		}
 		if (prog >= 0)
 			close(prog);
 	}

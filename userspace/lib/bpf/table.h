@@ -157,6 +157,8 @@ int cgfw_bpf_stage(struct cgfw_ctx *ctx, const struct bpf_table *bt);
 int cgfw_bpf_switch(struct cgfw_ctx *ctx, const char *name);
 void cgfw_bpf_settle(const char *name);
 void cgfw_bpf_unswitch(const char *name);
+/* Remove a pin; a link's is detached before this returns. */
+void cgfw_bpf_unpin(const char *path);
 /* Forget the staged generation of @name. */
 void cgfw_bpf_unstage(const char *name);
 /* Is there a staged generation of @name? */
