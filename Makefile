@@ -269,6 +269,9 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_A) $(KSFT_H)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< $(LIB_A) $(LDFLAGS) $(PKG_LIBS)
 
+# the classifier's tree against ClassBench-style lists (tests/lib)
+$(BUILD)/tests/test_cls: $(TEST_LIB)/classbench.h
+
 $(BUILD)/tests/cgfw_selftest: tests/selftests/cgfw_selftest.c $(PROBE_H) $(KSFT_H)
 	$(call msg,CC,$@)
 	@mkdir -p $(dir $@)
