@@ -387,7 +387,8 @@ static int load_prog(struct cgfw_ctx *ctx, struct bpf_table *bt,
 	p->fd = bpf_prog_load(BPF_PROG_TYPE_CGROUP_SKB, "cgfw", "GPL", insns,
 			      p->em.n, &o);
 	ret = p->fd >= 0 ? 0 : p->fd;
-	if (ret && ret != -ENOMEM) {
+	/* a refused classifier: cgfw_bpf_load() tries rule by rule */
+	if (ret && ret != -ENOMEM && !p->cls) {
 		/* again with the verifier's log, to say why */
 		log = calloc(1, LOG_SIZE);
 		if (log) {
@@ -406,15 +407,36 @@ static int load_prog(struct cgfw_ctx *ctx, struct bpf_table *bt,
 	return ret;
 }
 
+/*
+ * A program with the classifier that the kernel refuses (a verifier that
+ * gives up on its loops sooner than the one it was measured with: 6.12's
+ * "sequence of 8193 jumps is too complex", where 6.18 loads it) is made
+ * again rule by rule, as it would have been without the classifier: the
+ * whole table, its maps and description with it, since the program's
+ * counter slots and maps change. Only a refusal without the classifier
+ * is an error.
+ */
 int cgfw_bpf_load(struct cgfw_ctx *ctx, struct bpf_table *bt, uint64_t gen,
 		  uint32_t with_nft)
 {
+	struct bpf_prog_spec *p;
 	size_t i;
 	int ret;
 
-	ret = create_maps(ctx, bt);
-	ret = ret ? : create_desc(ctx, bt, gen, with_nft);
-	for (i = 0; !ret && i < bt->n_progs; i++)
-		ret = load_prog(ctx, bt, &bt->progs[i]);
-	return ret;
+	for (;;) {
+		ret = create_maps(ctx, bt);
+		ret = ret ? : create_desc(ctx, bt, gen, with_nft);
+		for (i = 0; !ret && i < bt->n_progs; i++)
+			ret = load_prog(ctx, bt, &bt->progs[i]);
+		if (!ret || !i || !bt->progs[i - 1].cls)
+			return ret;
+		p = &bt->progs[i - 1];
+		cgfw_log(ctx, CGFW_LOG_INFO,
+			 "table '%s': the kernel refused the classifier in the %s program for cgroup %s (%s); that program is made rule by rule",
+			 bt->table->name, cgfw_dir_str(p->dir), p->cgroup->path,
+			 strerror(-ret));
+		ret = cgfw_bpf_recompile(ctx, bt, i - 1);
+		if (ret)
+			return ret;
+	}
 }

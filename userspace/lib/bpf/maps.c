@@ -408,3 +408,22 @@ int cgfw_bpf_compile_table(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 {
 	return compile_table(ctx, rs, t, bt, NULL, 0);
 }
+
+int cgfw_bpf_recompile(struct cgfw_ctx *ctx, struct bpf_table *bt, size_t k)
+{
+	const struct cgfw_ruleset *rs = bt->rs;
+	const struct ir_table *t = bt->table;
+	size_t i, n = bt->n_progs;
+	bool *no_cls;
+	int ret;
+
+	no_cls = calloc(n + 1, sizeof(*no_cls));
+	if (!no_cls)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		no_cls[i] = bt->progs[i].no_cls || i == k;
+	cgfw_bpf_table_release(bt);
+	ret = compile_table(ctx, rs, t, bt, no_cls, n);
+	free(no_cls);
+	return ret;
+}

@@ -88,6 +88,11 @@ struct bpf_table {
 /* Compile @t into programs and map specifications; errors in ctx. */
 int cgfw_bpf_compile_table(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 			   const struct ir_table *t, struct bpf_table *out);
+/*
+ * @bt compiled again, from scratch, its program @k (and those that were)
+ * rule by rule, without the classifier; what was loaded is closed.
+ */
+int cgfw_bpf_recompile(struct cgfw_ctx *ctx, struct bpf_table *bt, size_t k);
 /* Every table of @rs compiled, or none (errors in ctx). */
 int cgfw_bpf_compile_all(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 			 struct bpf_table **out, size_t *n);
