@@ -277,7 +277,7 @@ $(BUILD)/tests/cgfw_selftest: tests/selftests/cgfw_selftest.c $(PROBE_H) $(KSFT_
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< $(LDFLAGS)
 
-$(BUILD)/tests/difftest: tests/selftests/difftest.c $(PROBE_H)
+$(BUILD)/tests/difftest: tests/selftests/difftest.c $(PROBE_H) $(TEST_LIB)/classbench.h
 	$(call msg,CC,$@)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(TEST_CFLAGS) -Wno-unused-result -o $@ $< $(LDFLAGS)
