@@ -674,7 +674,12 @@ static void cls_prologue(struct cg *g)
 	size_t i, idx;
 	int ret;
 
-	if (g->err || !have_may_goto())
+	/*
+	 * The blob is one more map: not where it could take the place of
+	 * the table's next programs' counters (the limit is the table's)
+	 */
+	if (g->err || g->bt->n_maps + g->bt->n_progs + 8 > MAX_MAPS ||
+	    !have_may_goto())
 		return;	/* then codegen.c's rule by rule */
 	cp = calloc(1, sizeof(*cp));
 	if (!cp) {
@@ -715,6 +720,7 @@ static void cls_prologue(struct cg *g)
 	m->n_elems = 1;
 	cp->blob_map = idx;
 	g->p->cls = true;	/* bpf/load.c: rule by rule if refused */
+	g->p->cls_map = idx;
 
 	cgfw_em_note(g->em, "classifier: %zu dimensions of the packet, the blob (%zu bytes)",
 		     cp->n_dims, cp->blob.len);

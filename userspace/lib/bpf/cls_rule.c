@@ -396,9 +396,11 @@ static void constrain(struct rctx *r, const struct load *l, size_t len,
 			goto fail;
 		dmask = (uint32_t)m;
 	} else if (l->masked) {
-		/* a prefix: v & m in [a, b] <=> v in [a, b | ~m] for a, b
+		/*
+		 * a prefix: v & m in [a, b] <=> v in [a, b | ~m] for a, b
 		 * multiples of the block; any other interval is cut to its
-		 * blocks */
+		 * blocks
+		 */
 		u128 low = max_of(len) & ~m;
 
 		for (i = 0; i < s->n; i++) {
@@ -561,11 +563,10 @@ static void ex_cmp(struct rctx *r, struct nftnl_expr *e)
 			free(s);
 			return;
 		}
-		if (l->masked && be_val(l->xor, len)) {
+		if (l->masked && be_val(l->xor, len))
 			r->fail = true;
-		} else {
+		else
 			iv_invert(r, s, max);
-		}
 	}
 	if (!r->fail)
 		constrain(r, l, len, s);
@@ -673,11 +674,10 @@ static void ex_lookup(struct rctx *r, struct nftnl_expr *e)
 					   i * m->key_size;
 			u128 lo, hi;
 
-			if (m->type == BPF_MAP_TYPE_LPM_TRIE) {
+			if (m->type == BPF_MAP_TYPE_LPM_TRIE)
 				lpm_iv(k, klen, &lo, &hi);
-			} else {
+			else
 				lo = hi = be_val(k, klen);
-			}
 			iv_add(r, s, lo, hi);
 		}
 		if (flags & NFT_LOOKUP_F_INV)

@@ -1170,7 +1170,6 @@ void cgfw_cg_rule(struct cg *g, const struct ir_rule *r, int ret, int accept)
  * since its verdict ends the chain. Each rule keeps its counter.
  */
 #define RUN_MIN 16	/* below this, comparisons are cheaper than a lookup */
-#define MAX_MAPS 64	/* the kernel's limit of maps one program uses */
 
 struct shape {
 	size_t n;		/* expressions */

@@ -44,6 +44,7 @@ struct cgfw_bpf_ext {
 extern const struct cgfw_bpf_ext cgfw_bpf_classifier;
 
 #define E(insn) cgfw_em_emit(g->em, insn)
+#define MAX_MAPS 64	/* the kernel's limit of maps one program uses */
 
 /* Refuse the current rule, at its place, with the reason. */
 void cgfw_cg_refuse(struct cg *g, const char *fmt, ...) __printf(2, 3);

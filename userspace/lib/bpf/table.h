@@ -62,6 +62,7 @@ struct bpf_prog_spec {
 	size_t n_slots;
 	size_t counters_map;		/* index in the table's maps */
 	bool cls;			/* the classifier made some of it */
+	size_t cls_map;			/* then its blob's map */
 	bool no_cls;			/* compiled rule by rule */
 	int fd;				/* loaded: -1 until then */
 };
