@@ -124,16 +124,15 @@ bench: deps
 bench-run: $(CGFW) $(BUILD)/bench/cgfw_bench
 	$(Q)bench/run.sh $(BUILD) $(if $(QUICK),--quick) $(BENCH_ARGS)
 
-# The mixed rule shape uses bench/classbench.h when it is in the tree
-# (CLASSBENCH_DIR=DIR to take it from elsewhere), else its own generator.
+# The mixed rule shape is the ClassBench-style generator the classifier's
+# tests use (tests/lib/classbench.h).
 BENCH_SRCS := $(wildcard bench/*.c)
-CLASSBENCH_DIR ?=
 $(BUILD)/bench/cgfw_bench: $(BENCH_SRCS) bench/bench.h $(PROBE_H) \
-		$(wildcard bench/classbench.h $(CLASSBENCH_DIR)/classbench.h)
+		$(TEST_LIB)/classbench.h
 	$(call msg,CC,$@)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(TEST_CFLAGS) -Ibench $(if $(CLASSBENCH_DIR),-I$(CLASSBENCH_DIR)) \
-		-o $@ $(BENCH_SRCS) $(LDFLAGS) $(PKG_LIBS) -lm
+	$(Q)$(CC) $(TEST_CFLAGS) -Ibench -o $@ $(BENCH_SRCS) $(LDFLAGS) \
+		$(PKG_LIBS) -lm
 
 # The guest kernel and the VM.
 VM_DEB_PKGS := flex bison bc libssl-dev cpio ccache qemu-system-x86 \
@@ -269,12 +268,15 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_A) $(KSFT_H)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< $(LIB_A) $(LDFLAGS) $(PKG_LIBS)
 
+# the classifier's tree against ClassBench-style lists (tests/lib)
+$(BUILD)/tests/test_cls: $(TEST_LIB)/classbench.h
+
 $(BUILD)/tests/cgfw_selftest: tests/selftests/cgfw_selftest.c $(PROBE_H) $(KSFT_H)
 	$(call msg,CC,$@)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< $(LDFLAGS)
 
-$(BUILD)/tests/difftest: tests/selftests/difftest.c $(PROBE_H)
+$(BUILD)/tests/difftest: tests/selftests/difftest.c $(PROBE_H) $(TEST_LIB)/classbench.h
 	$(call msg,CC,$@)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(TEST_CFLAGS) -Wno-unused-result -o $@ $< $(LDFLAGS)

@@ -5,16 +5,17 @@
  *
  * friendly  "udp dport P accept", P = 10000 + i: the shape bpfilter
  *           published and the bpf backend turns into one hash lookup
- * mixed     access-list rules: ClassBench's generator (classbench.h, the
- *           classifier's issue) where it is in the tree; until then a
- *           simpler generator of the same kind (prefixes in 10.0.0.0/8
- *           and fd00::/16, tcp/udp/any, exact ports and ranges)
+ * mixed     access-list rules from the seeded ClassBench-style generator
+ *           the classifier is tested with (tests/lib/classbench.h):
+ *           prefixes in 10.0.0.0/8 and fd00::/16, tcp/udp/any, exact
+ *           ports and ranges; the bpf backend makes them its classifier
  */
 #include <arpa/inet.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench.h"
+#include "classbench.h"
 
 #define MIXED_SEED 14
 
@@ -106,10 +107,8 @@ static bool any_matches(int n, const struct pkt *p)
 	return first_match(n, p) >= 0;
 }
 
-#if __has_include("classbench.h")
-#include "classbench.h"
-
-static const char mixed_generator[] = "ClassBench (bench/classbench.h)";
+static const char mixed_generator[] =
+	"ClassBench-style (tests/lib/classbench.h)";
 
 static void mixed_generate(int n)
 {
@@ -136,75 +135,6 @@ static void mixed_generate(int n)
 	}
 	cb_free(&s);
 }
-#else
-static const char mixed_generator[] =
-	"bench/shapes.c's own (classbench.h not in the tree)";
-
-static uint64_t rng;
-
-static uint32_t rnd(uint32_t n)
-{
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return n ? (uint32_t)((rng * 2685821657736338717ULL) >> 32) % n : 0;
-}
-
-static void prefix(uint8_t *a, int v6, int len)
-{
-	int i, bits = v6 ? 128 : 32;
-
-	memset(a, 0, 16);
-	a[0] = v6 ? 0xfd : 10;
-	for (i = 8; i < len && i < bits; i++)
-		if (rnd(2))
-			a[i / 8] |= 0x80 >> (i % 8);
-}
-
-static void ports(int *p, bool dst)
-{
-	int k = rnd(100), a;
-
-	if (k < (dst ? 15 : 85)) {
-		p[0] = 0;
-		p[1] = 65535;
-	} else if (k < (dst ? 30 : 95)) {
-		a = 1024 + rnd(60000);
-		p[0] = a;
-		p[1] = a + 1 + rnd(2000);
-	} else {
-		p[0] = p[1] = 1 + rnd(65535);
-	}
-}
-
-static void mixed_generate(int n)
-{
-	static const int v4len[] = { 16, 20, 24, 24, 28, 32, 32, 32 };
-	static const int v6len[] = { 32, 48, 64, 64, 96, 128, 128, 128 };
-	int i, k;
-
-	rng = MIXED_SEED * 0x9E3779B97F4A7C15ULL + 1;
-	for (i = 0; i < n; i++) {
-		struct brule *r = &mixed[i];
-
-		r->v6 = rnd(2);
-		r->slen = rnd(3) ? 0 : (r->v6 ? v6len : v4len)[rnd(8)];
-		r->dlen = (r->v6 ? v6len : v4len)[rnd(8)];
-		prefix(r->src, r->v6, r->slen);
-		prefix(r->dst, r->v6, r->dlen);
-		k = rnd(100);
-		r->proto = k < 70 ? 6 : k < 95 ? 17 : 0;
-		if (r->proto) {
-			ports(r->sport, false);
-			ports(r->dport, true);
-		} else {
-			r->sport[1] = r->dport[1] = 65535;
-		}
-		r->drop = rnd(100) < 40;
-		r->counter = rnd(100) < 25;
-	}
-}
-#endif
 
 static const struct brule *mixed_rules(int n, int proto)
 {

@@ -47,9 +47,12 @@ run_one golden "golden bytecode" tests/golden.sh "$BUILD"
 run_one bad "bad input" tests/selftests/bad_input.sh
 run_one selftests "selftests" "$BUILD/tests/cgfw_selftest"
 # bpf against nft on live traffic: 140 x 100 gives over 10,000 pairs after
-# the rulesets nft itself refuses; DIFF_RULESETS=N DIFF_SEED=S for more
+# the rulesets nft itself refuses; DIFF_RULESETS=N DIFF_SEED=S for more.
+# Then DIFF_LISTS access lists of DIFF_LIST_RULES rules (the classifier's
+# shape), DIFF_LIST_PACKETS packets each at their rules' boundaries.
 run_one differential "differential" "$BUILD/tests/difftest" -s "${DIFF_SEED:-1}" \
-	-r "${DIFF_RULESETS:-140}" -p 100
+	-r "${DIFF_RULESETS:-140}" -p 100 -L "${DIFF_LIST_RULES:-1000}" \
+	-l "${DIFF_LISTS:-1}" -P "${DIFF_LIST_PACKETS:-3000}"
 run_one crafted "crafted packets (bpf)" "$BUILD/tests/testrun"
 run_one cli "cli" tests/selftests/cli.sh
 run_one large "large sets" tests/selftests/large_sets.sh

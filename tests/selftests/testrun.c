@@ -33,16 +33,24 @@
 
 static char cg_name[64], cg_path[PATH_MAX];
 
-/* Apply "chain out { egress, policy accept; RULE }"; the program's fd. */
-static int prog_for(const char *rule)
+/*
+ * Apply "chain out { egress, policy accept; RULE }", with @fill rules
+ * before it that match none of the test packets (udp dport 1000 + i):
+ * with 16 rules or more the bpf backend compiles the chain into its
+ * classifier. The program's fd.
+ */
+static int prog_for_rules(const char *rule, int fill)
 {
 	char path[] = "/tmp/cgfw-testrun-XXXXXX", cmd[512];
 	FILE *f = fdopen(mkstemp(path), "w");
-	int ret;
+	int ret, i;
 
 	fprintf(f, "table cgroup tr {\n\tchain out {\n"
-		   "\t\ttype filter hook egress cgroup \"%s\" priority 0; policy accept;\n"
-		   "\t\t%s\n\t}\n}\n", cg_name, rule);
+		   "\t\ttype filter hook egress cgroup \"%s\" priority 0; policy accept;\n",
+		cg_name);
+	for (i = 0; i < fill; i++)
+		fprintf(f, "\t\tudp dport %d accept\n", 1000 + i);
+	fprintf(f, "\t\t%s\n\t}\n}\n", rule);
 	fclose(f);
 	snprintf(cmd, sizeof(cmd), "%s apply -b bpf %s", cgfw_bin(), path);
 	ret = system(cmd);
@@ -50,6 +58,12 @@ static int prog_for(const char *rule)
 	if (ret)
 		return -1;
 	return attached_prog("tr", "egress", cg_path);
+}
+
+/* The rule alone: the program's fd. */
+static int prog_for(const char *rule)
+{
+	return prog_for_rules(rule, 0);
 }
 
 /* 1 pass, 0 drop, -1 the run failed */
@@ -146,6 +160,49 @@ TEST(crafted_packets)
 			TH_LOG("'%s' on case %zu (%s)", cases[i].rule, i,
 			       cases[i].why);
 		close(fd);
+	}
+}
+
+/*
+ * Statements in the classifier (rules it indexes, their statements run in
+ * order after the match): the same sequence of verdicts as the rule alone
+ * (compiled rule by rule) gives. A limit of burst 3 passes three packets
+ * in a row, then a quota runs out.
+ */
+static const struct {
+	const char *rule;
+	int verdicts[6];	/* packet after packet */
+} stateful[] = {
+	{ "udp dport 53 limit rate 1/minute burst 3 packets counter drop",
+	  { 0, 0, 0, 1, 1, 1 } },
+	{ "udp dport 53 limit rate over 1/minute burst 3 packets drop",
+	  { 1, 1, 1, 0, 0, 0 } },
+	/* 32 bytes a packet: over 100 bytes from the fourth on */
+	{ "udp dport 53 counter quota 100 bytes drop", { 0, 0, 0, 1, 1, 1 } },
+	{ "udp dport 53 quota over 100 bytes drop", { 1, 1, 1, 0, 0, 0 } },
+	{ "udp dport 53 meta mark set 7 meta mark 7 drop", { 0, 0, 0, 0, 0, 0 } },
+};
+
+TEST(statements_in_the_classifier)
+{
+	size_t i, k, fill;
+	int fd, v;
+
+	if (geteuid())
+		SKIP(return, "needs root: BPF programs, namespaces");
+	for (i = 0; i < ARRAY_SIZE(stateful); i++) {
+		for (fill = 0; fill <= 20; fill += 20) {
+			fd = prog_for_rules(stateful[i].rule, fill);
+			ASSERT_LE(0, fd) TH_LOG("cannot apply '%s'",
+						stateful[i].rule);
+			for (k = 0; k < 6; k++) {
+				v = run_on(fd, udp4, sizeof(udp4));
+				EXPECT_EQ(stateful[i].verdicts[k], v)
+					TH_LOG("'%s' after %zu other rules, packet %zu",
+					       stateful[i].rule, fill, k + 1);
+			}
+			close(fd);
+		}
 	}
 }
 

@@ -27,27 +27,13 @@
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
 
-#include "bpf/table.h"
+#include "bpf/codegen.h"
 
 /* nft's jump stack is 16 deep; inlining follows it. */
 #define MAX_DEPTH 16
 
-struct cg {
-	struct cgfw_ctx *ctx;
-	const struct cgfw_ruleset *rs;
-	struct bpf_table *bt;
-	struct bpf_prog_spec *p;
-	struct emitter *em;
-	const struct ir_chain *chain;	/* the chain being emitted */
-	const struct ir_rule *rule;	/* the rule being emitted */
-	int depth;
-	int err;
-};
-
-static void refuse(struct cg *g, const char *fmt, ...) __printf(2, 3);
-
 /* Refuse the current rule, at its place, with the reason. */
-static void refuse(struct cg *g, const char *fmt, ...)
+void cgfw_cg_refuse(struct cg *g, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
@@ -77,13 +63,11 @@ static int reg_off(struct cg *g, uint32_t reg, uint32_t len)
 	else
 		off = -1;
 	if (off < 0 || off + len > 64 || !len) {
-		refuse(g, "register %u with %u bytes", reg, len);
+		cgfw_cg_refuse(g, "register %u with %u bytes", reg, len);
 		return 0;
 	}
 	return STK_REGS + off;
 }
-
-#define E(insn) cgfw_em_emit(g->em, insn)
 
 static uint32_t word_of(const uint8_t *data, uint32_t len, uint32_t i)
 {
@@ -105,7 +89,7 @@ static void store_data(struct cg *g, int off, const uint8_t *data,
 }
 
 /* r0 = map @idx lookup with the key at fp+@key_off; 0 -> @miss. */
-static void map_lookup(struct cg *g, size_t idx, int key_off)
+void cgfw_cg_map_lookup(struct cg *g, size_t idx, int key_off)
 {
 	cgfw_em_ld_imm64(g->em, BPF_REG_1, BPF_PSEUDO_MAP_FD, MAP_IDX_BIAS + idx);
 	E(I_MOV64_REG(BPF_REG_2, BPF_REG_10));
@@ -115,7 +99,7 @@ static void map_lookup(struct cg *g, size_t idx, int key_off)
 
 /* ---- counters ---- */
 
-static int add_slot(struct cg *g, const struct ir_rule *rule)
+int cgfw_cg_add_slot(struct cg *g, const struct ir_rule *rule)
 {
 	struct bpf_slot *s;
 
@@ -133,10 +117,10 @@ static int add_slot(struct cg *g, const struct ir_rule *rule)
 /* packets += 1, bytes += skb->len in this slot of the per-CPU counters */
 static void gen_count(struct cg *g, const struct ir_rule *rule)
 {
-	int skip = cgfw_em_label(g->em), slot = add_slot(g, rule);
+	int skip = cgfw_em_label(g->em), slot = cgfw_cg_add_slot(g, rule);
 
 	E(I_ST(BPF_W, BPF_REG_10, STK_SCRATCH, slot));
-	map_lookup(g, g->p->counters_map, STK_SCRATCH);
+	cgfw_cg_map_lookup(g, g->p->counters_map, STK_SCRATCH);
 	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, skip);
 	E(I_LDX(BPF_DW, BPF_REG_1, BPF_REG_0, 0));
 	E(I_ALU64_IMM(BPF_ADD, BPF_REG_1, 1));
@@ -149,8 +133,8 @@ static void gen_count(struct cg *g, const struct ir_rule *rule)
 }
 
 /* A map of the program's own (not a set's): its index in the table. */
-static size_t new_map(struct cg *g, const char *name, uint32_t type,
-		      uint32_t key_size, uint32_t value_size, uint32_t max)
+size_t cgfw_cg_new_map(struct cg *g, const char *name, uint32_t type,
+		       uint32_t key_size, uint32_t value_size, uint32_t max)
 {
 	struct bpf_map_spec *m;
 
@@ -187,9 +171,9 @@ static void jmp_u64(struct cg *g, int op, int reg, uint64_t v, int label)
  * per expression, shared by all its inlined copies and all the table's
  * programs. A new slot starts as @init (@size bytes).
  */
-static uint32_t state_slot(struct cg *g, struct bpf_state *st,
-			   struct nftnl_expr *e, const char *name,
-			   const void *init, uint32_t size, bool spin_lock)
+uint32_t cgfw_cg_state_slot(struct cg *g, struct bpf_state *st,
+			    struct nftnl_expr *e, const char *name,
+			    const void *init, uint32_t size, bool spin_lock)
 {
 	struct bpf_map_spec *m;
 	uint32_t slot;
@@ -199,7 +183,7 @@ static uint32_t state_slot(struct cg *g, struct bpf_state *st,
 		if (st->exprs[slot] == e)
 			return slot;
 	if (st->map == SIZE_MAX) {
-		st->map = new_map(g, name, BPF_MAP_TYPE_ARRAY, 4, size, 0);
+		st->map = cgfw_cg_new_map(g, name, BPF_MAP_TYPE_ARRAY, 4, size, 0);
 		if (g->err)
 			return 0;
 		g->bt->maps[st->map].spin_lock = spin_lock;
@@ -237,13 +221,13 @@ static void gen_quota(struct cg *g, struct nftnl_expr *e, int brk)
 	uint64_t used = nftnl_expr_get_u64(e, NFTNL_EXPR_QUOTA_CONSUMED);
 	bool over = nftnl_expr_get_u32(e, NFTNL_EXPR_QUOTA_FLAGS) &
 		    NFT_QUOTA_F_INV;
-	uint32_t slot = state_slot(g, &g->bt->quotas, e, "cgfw_quota", &used,
+	uint32_t slot = cgfw_cg_state_slot(g, &g->bt->quotas, e, "cgfw_quota", &used,
 				   8, false);
 
 	if (g->err)
 		return;
 	E(I_ST(BPF_W, BPF_REG_10, STK_SCRATCH, slot));
-	map_lookup(g, g->bt->quotas.map, STK_SCRATCH);
+	cgfw_cg_map_lookup(g, g->bt->quotas.map, STK_SCRATCH);
 	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, brk);
 	E(I_LDX(BPF_W, BPF_REG_2, R_CTX, offsetof(struct __sk_buff, len)));
 	E(I_MOV64_REG(BPF_REG_1, BPF_REG_2));
@@ -254,14 +238,6 @@ static void gen_quota(struct cg *g, struct nftnl_expr *e, int brk)
 	/* no match: not past the quota for "over", past it otherwise */
 	jmp_u64(g, over ? BPF_JLE : BPF_JGT, BPF_REG_1, quota, brk);
 }
-
-/* A limit's state: as struct nft_limit, the lock first (BTF: load.c). */
-struct limit_state {
-	uint32_t lock;		/* struct bpf_spin_lock */
-	uint32_t pad;
-	uint64_t tokens;
-	uint64_t last;
-};
 
 /*
  * limit rate [over] R/UNIT [burst B packets|bytes]: nft_limit_eval(), a
@@ -285,7 +261,7 @@ static void gen_limit(struct cg *g, struct nftnl_expr *e, int brk)
 	uint32_t slot;
 
 	if (!rate) {
-		refuse(g, "limit with a rate of 0");
+		cgfw_cg_refuse(g, "limit with a rate of 0");
 		return;
 	}
 	if (pkts && !burst)
@@ -297,7 +273,7 @@ static void gen_limit(struct cg *g, struct nftnl_expr *e, int brk)
 		max = nsecs * (rate + burst) / rate;
 	}
 	init.tokens = max;
-	slot = state_slot(g, &g->bt->limits, e, "cgfw_limit", &init,
+	slot = cgfw_cg_state_slot(g, &g->bt->limits, e, "cgfw_limit", &init,
 			  sizeof(init), true);
 	if (g->err)
 		return;
@@ -305,7 +281,7 @@ static void gen_limit(struct cg *g, struct nftnl_expr *e, int brk)
 	E(I_CALL(BPF_FUNC_ktime_get_ns));
 	E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_0, S + 48));	/* now */
 	E(I_ST(BPF_W, BPF_REG_10, S, slot));
-	map_lookup(g, g->bt->limits.map, S);
+	cgfw_cg_map_lookup(g, g->bt->limits.map, S);
 	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, brk);
 	E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_0, S + 56));	/* the state */
 	E(I_MOV64_REG(BPF_REG_1, BPF_REG_0));
@@ -354,7 +330,8 @@ static void gen_limit(struct cg *g, struct nftnl_expr *e, int brk)
 /* ---- the packet's context: family, layer 4, transport offset ---- */
 
 /* r0 = bpf_skb_load_bytes(skb, @off_reg or @off, fp+@dst, @len) */
-static void load_bytes(struct cg *g, int off_reg, int off, int dst, int len)
+void cgfw_cg_load_bytes(struct cg *g, int off_reg, int off, int dst,
+			int len)
 {
 	E(I_MOV64_REG(BPF_REG_1, R_CTX));
 	if (off_reg >= 0) {
@@ -410,7 +387,7 @@ static void gen_prologue(struct cg *g)
 
 	cgfw_em_bind(g->em, ipv4);
 	E(I_MOV64_IMM(R_NFPROTO, NFPROTO_IPV4));
-	load_bytes(g, -1, 0, S, 20);
+	cgfw_cg_load_bytes(g, -1, 0, S, 20);
 	cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, body);
 	E(I_LDX(BPF_B, R_L4PROTO, BPF_REG_10, S + 9));
 	E(I_LDX(BPF_H, BPF_REG_3, BPF_REG_10, S + 6));
@@ -429,7 +406,7 @@ static void gen_prologue(struct cg *g)
 	 */
 	cgfw_em_bind(g->em, ipv6);
 	E(I_MOV64_IMM(R_NFPROTO, NFPROTO_IPV6));
-	load_bytes(g, -1, 6, S, 1);
+	cgfw_cg_load_bytes(g, -1, 6, S, 1);
 	cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, body);
 	E(I_LDX(BPF_B, BPF_REG_2, BPF_REG_10, S));
 	E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_2, S + 16));	/* nexthdr */
@@ -445,7 +422,7 @@ static void gen_prologue(struct cg *g)
 		/* its first 4 bytes at S; r4 = its length */
 		cgfw_em_bind(g->em, hdr);
 		E(I_LDX(BPF_DW, BPF_REG_2, BPF_REG_10, S + 24));
-		load_bytes(g, BPF_REG_2, 0, S, 4);
+		cgfw_cg_load_bytes(g, BPF_REG_2, 0, S, 4);
 		cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, v6_unspec);
 		E(I_LDX(BPF_DW, BPF_REG_2, BPF_REG_10, S + 16));
 		cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, 51, ah);
@@ -533,7 +510,7 @@ static const void *attr_data(struct nftnl_expr *e, uint16_t attr,
 static void gen_payload_helper(struct cg *g, bool th, uint32_t off,
 			       uint32_t len, int dst, int brk)
 {
-	load_bytes(g, th ? R_THOFF : -1, off, dst, len);
+	cgfw_cg_load_bytes(g, th ? R_THOFF : -1, off, dst, len);
 	cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, brk);
 }
 
@@ -580,12 +557,12 @@ static void gen_payload(struct cg *g, struct nftnl_expr *e, int brk)
 	int dst;
 
 	if (nftnl_expr_is_set(e, NFTNL_EXPR_PAYLOAD_SREG)) {
-		refuse(g, "payload statements change the packet (a CGROUP_SKB program may not)");
+		cgfw_cg_refuse(g, "payload statements change the packet (a CGROUP_SKB program may not)");
 		return;
 	}
 	if (base != NFT_PAYLOAD_NETWORK_HEADER &&
 	    base != NFT_PAYLOAD_TRANSPORT_HEADER) {
-		refuse(g, "%s header payload: a CGROUP_SKB program sees the packet from its network header on",
+		cgfw_cg_refuse(g, "%s header payload: a CGROUP_SKB program sees the packet from its network header on",
 		       base == NFT_PAYLOAD_LL_HEADER ? "link layer" : "inner");
 		return;
 	}
@@ -617,7 +594,7 @@ static void gen_meta(struct cg *g, struct nftnl_expr *e, int brk)
 		else if (key == NFT_META_PRIORITY)
 			field = offsetof(struct __sk_buff, priority);
 		else
-			refuse(g, "meta statement %u (only mark and priority can be set)",
+			cgfw_cg_refuse(g, "meta statement %u (only mark and priority can be set)",
 			       key);
 		if (!off || field < 0)
 			return;
@@ -644,7 +621,7 @@ static void gen_meta(struct cg *g, struct nftnl_expr *e, int brk)
 	case NFT_META_IIF:
 	case NFT_META_OIF:
 		if ((key == NFT_META_IIF) == egress) {
-			refuse(g, "meta %s at %s: there is no %s device here",
+			cgfw_cg_refuse(g, "meta %s at %s: there is no %s device here",
 			       key == NFT_META_IIF ? "iif" : "oif",
 			       cgfw_dir_str(g->p->dir),
 			       egress ? "input" : "output");
@@ -665,7 +642,7 @@ static void gen_meta(struct cg *g, struct nftnl_expr *e, int brk)
 		E(I_STX(BPF_W, BPF_REG_10, BPF_REG_0, off));
 		return;
 	default:
-		refuse(g, "meta key %u has no CGROUP_SKB equivalent yet", key);
+		cgfw_cg_refuse(g, "meta key %u has no CGROUP_SKB equivalent yet", key);
 		return;
 	}
 	E(I_LDX(BPF_W, BPF_REG_1, R_CTX, field));
@@ -678,7 +655,7 @@ static void gen_socket(struct cg *g, struct nftnl_expr *e, int brk)
 	int off;
 
 	if (key != NFT_SOCKET_CGROUPV2) {
-		refuse(g, "socket key %u (only cgroupv2 has a CGROUP_SKB equivalent)",
+		cgfw_cg_refuse(g, "socket key %u (only cgroupv2 has a CGROUP_SKB equivalent)",
 		       key);
 		return;
 	}
@@ -762,7 +739,7 @@ static void gen_cmp(struct cg *g, struct nftnl_expr *e, int brk)
 		return;
 	}
 	if (len > 8) {
-		refuse(g, "ordered comparison of %u bytes (at most 8)", len);
+		cgfw_cg_refuse(g, "ordered comparison of %u bytes (at most 8)", len);
 		return;
 	}
 	load_be(g, BPF_REG_1, off, len);
@@ -780,7 +757,7 @@ static void gen_cmp(struct cg *g, struct nftnl_expr *e, int brk)
 		jmp_u64(g, BPF_JLT, BPF_REG_1, be_value(data, len), brk);
 		break;
 	default:
-		refuse(g, "cmp operation %u", op);
+		cgfw_cg_refuse(g, "cmp operation %u", op);
 	}
 }
 
@@ -797,7 +774,7 @@ static void gen_range(struct cg *g, struct nftnl_expr *e, int brk)
 	if (!off)
 		return;
 	if (flen != tlen || flen > 8) {
-		refuse(g, "range over %u bytes (at most 8)", flen);
+		cgfw_cg_refuse(g, "range over %u bytes (at most 8)", flen);
 		return;
 	}
 	load_be(g, BPF_REG_1, off, flen);
@@ -839,7 +816,7 @@ static void gen_bitwise(struct cg *g, struct nftnl_expr *e)
 	shift = dlen >= 4 ? word_of(data, dlen, 0) : 0;
 	if ((op != NFT_BITWISE_LSHIFT && op != NFT_BITWISE_RSHIFT) ||
 	    !shift || shift >= 32) {
-		refuse(g, "bitwise operation %u by %u", op, shift);
+		cgfw_cg_refuse(g, "bitwise operation %u by %u", op, shift);
 		return;
 	}
 	/* host-order 32-bit words, the carry moving between them */
@@ -875,7 +852,7 @@ static void gen_byteorder(struct cg *g, struct nftnl_expr *e)
 	if (!src || !dst)
 		return;
 	if ((size != 2 && size != 4 && size != 8) || len % size) {
-		refuse(g, "byteorder of %u-byte elements over %u bytes", size,
+		cgfw_cg_refuse(g, "byteorder of %u-byte elements over %u bytes", size,
 		       len);
 		return;
 	}
@@ -930,8 +907,8 @@ static const struct ir_chain *chain_by_index(const struct cg *g, uint32_t i)
  * A verdict. @next: the next rule; @ret: where "return" goes; @accept:
  * the end of the base chain.
  */
-static void gen_verdict(struct cg *g, int32_t verdict, const char *chain,
-			int next, int ret, int accept)
+void cgfw_cg_verdict(struct cg *g, int32_t verdict, const char *chain,
+		     int next, int ret, int accept)
 {
 	const struct ir_chain *target;
 	const struct ir_rule *rule = g->rule;
@@ -955,11 +932,11 @@ static void gen_verdict(struct cg *g, int32_t verdict, const char *chain,
 	case NFT_GOTO:
 		target = chain ? cgfw_ir_find_chain(g->bt->table, chain) : NULL;
 		if (!target || target->base) {
-			refuse(g, "jump to chain '%s'", chain ? chain : "?");
+			cgfw_cg_refuse(g, "jump to chain '%s'", chain ? chain : "?");
 			return;
 		}
 		if (g->depth >= MAX_DEPTH) {
-			refuse(g, "jumps nested deeper than %d", MAX_DEPTH);
+			cgfw_cg_refuse(g, "jumps nested deeper than %d", MAX_DEPTH);
 			return;
 		}
 		g->depth++;
@@ -972,7 +949,7 @@ static void gen_verdict(struct cg *g, int32_t verdict, const char *chain,
 		g->rule = rule;
 		return;
 	}
-	refuse(g, "verdict %d", verdict);
+	cgfw_cg_refuse(g, "verdict %d", verdict);
 }
 
 /*
@@ -1019,7 +996,7 @@ static void gen_dispatch(struct cg *g, const int32_t *v, uint32_t stride,
 		E(I_LDX(BPF_W, BPF_REG_2, BPF_REG_10, STK_SCRATCH + 36));
 		cgfw_em_jmp32_imm(g->em, BPF_JNE, BPF_REG_1, cases[i][0], other);
 		cgfw_em_jmp32_imm(g->em, BPF_JNE, BPF_REG_2, cases[i][1], other);
-		gen_verdict(g, cases[i][0],
+		cgfw_cg_verdict(g, cases[i][0],
 			    cases[i][0] == NFT_JUMP || cases[i][0] == NFT_GOTO ?
 			    chain_by_index(g, cases[i][1])->name : NULL,
 			    brk, ret, accept);
@@ -1041,7 +1018,7 @@ static void gen_lookup(struct cg *g, struct nftnl_expr *e, int brk, int ret,
 	uint32_t n;
 
 	if (idx == SIZE_MAX) {
-		refuse(g, "set %s", name);
+		cgfw_cg_refuse(g, "set %s", name);
 		return;
 	}
 	m = &g->bt->maps[idx];
@@ -1079,7 +1056,7 @@ static void gen_lookup(struct cg *g, struct nftnl_expr *e, int brk, int ret,
 		}
 		key = STK_SCRATCH;
 	}
-	map_lookup(g, idx, key);
+	cgfw_cg_map_lookup(g, idx, key);
 	if (flags & NFT_LOOKUP_F_INV) {
 		cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, brk);
 		return;
@@ -1113,7 +1090,7 @@ static void gen_immediate(struct cg *g, struct nftnl_expr *e, int next,
 	int off;
 
 	if (dreg == NFT_REG_VERDICT) {
-		gen_verdict(g, nftnl_expr_get_u32(e, NFTNL_EXPR_IMM_VERDICT),
+		cgfw_cg_verdict(g, nftnl_expr_get_u32(e, NFTNL_EXPR_IMM_VERDICT),
 			    nftnl_expr_is_set(e, NFTNL_EXPR_IMM_CHAIN) ?
 			    nftnl_expr_get_str(e, NFTNL_EXPR_IMM_CHAIN) : NULL,
 			    next, ret, accept);
@@ -1155,13 +1132,12 @@ static void gen_expr(struct cg *g, struct nftnl_expr *e, int next, int ret,
 	else if (!strcmp(name, "socket"))
 		gen_socket(g, e, next);
 	else if (!strcmp(name, "ct"))
-		refuse(g, "ct: there is no connection tracking at the cgroup hook (at ingress it is already gone)");
+		cgfw_cg_refuse(g, "ct: there is no connection tracking at the cgroup hook (at ingress it is already gone)");
 	else
-		refuse(g, "'%s' expressions are not compiled to BPF yet", name);
+		cgfw_cg_refuse(g, "'%s' expressions are not compiled to BPF yet", name);
 }
 
-static void gen_rule(struct cg *g, const struct ir_rule *r, int ret,
-		     int accept)
+void cgfw_cg_rule(struct cg *g, const struct ir_rule *r, int ret, int accept)
 {
 	struct nftnl_expr_iter *it = nftnl_expr_iter_create(r->nl);
 	int next = cgfw_em_label(g->em);
@@ -1194,7 +1170,6 @@ static void gen_rule(struct cg *g, const struct ir_rule *r, int ret,
  * since its verdict ends the chain. Each rule keeps its counter.
  */
 #define RUN_MIN 16	/* below this, comparisons are cheaper than a lookup */
-#define MAX_MAPS 64	/* the kernel's limit of maps one program uses */
 
 struct shape {
 	size_t n;		/* expressions */
@@ -1385,7 +1360,7 @@ static void gen_run(struct cg *g, const struct ir_rule **rules, size_t n,
 		      len);
 	if (!key)
 		goto out;
-	map_lookup(g, idx, key);
+	cgfw_cg_map_lookup(g, idx, key);
 	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, next);
 	E(I_LDX(BPF_W, BPF_REG_1, BPF_REG_0, 0));
 	E(I_STX(BPF_W, BPF_REG_10, BPF_REG_1, STK_SCRATCH + 32));
@@ -1399,14 +1374,14 @@ static void gen_run(struct cg *g, const struct ir_rule **rules, size_t n,
 
 		for (i = 0; i < n; i++) {
 			g->rule = rules[i];
-			j = add_slot(g, rules[i]);
+			j = cgfw_cg_add_slot(g, rules[i]);
 			if (!i)
 				base = j;
 		}
 		E(I_LDX(BPF_W, BPF_REG_1, BPF_REG_10, STK_SCRATCH + 40));
 		E(I_ALU64_IMM(BPF_ADD, BPF_REG_1, base));
 		E(I_STX(BPF_W, BPF_REG_10, BPF_REG_1, STK_SCRATCH));
-		map_lookup(g, g->p->counters_map, STK_SCRATCH);
+		cgfw_cg_map_lookup(g, g->p->counters_map, STK_SCRATCH);
 		cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, skip);
 		E(I_LDX(BPF_DW, BPF_REG_1, BPF_REG_0, 0));
 		E(I_ALU64_IMM(BPF_ADD, BPF_REG_1, 1));
@@ -1456,6 +1431,8 @@ static void gen_chain(struct cg *g, const struct ir_chain *c, int ret,
 	const struct ir_rule *r, **rules = NULL;
 	size_t n = 0, i, run;
 
+	if (g->ext && g->ext->chain(g, c, ret, accept))
+		return;	/* the extension's (the classifier, cls_gen.c) */
 	list_for_each_entry(r, &c->rules, list)
 		n++;
 	rules = calloc(n + 1, sizeof(*rules));
@@ -1473,7 +1450,7 @@ static void gen_chain(struct cg *g, const struct ir_chain *c, int ret,
 		if (run >= RUN_MIN && g->bt->n_maps < MAX_MAPS - 8) {	/* roughly */
 			gen_run(g, rules + i, run, ret, accept);
 		} else {
-			gen_rule(g, rules[i], ret, accept);
+			cgfw_cg_rule(g, rules[i], ret, accept);
 			run = 1;
 		}
 	}
@@ -1503,10 +1480,12 @@ static void gen_base_chain(struct cg *g, const struct ir_chain *c)
 }
 
 int cgfw_bpf_generate(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
-		      struct bpf_table *bt, struct bpf_prog_spec *p)
+		      struct bpf_table *bt, struct bpf_prog_spec *p,
+		      const struct cgfw_bpf_ext *ext)
 {
 	struct cg state = {
 		.ctx = ctx, .rs = rs, .bt = bt, .p = p, .em = &p->em,
+		.ext = ext,
 	}, *g = &state;
 	size_t i, n_maps;
 
@@ -1516,8 +1495,12 @@ int cgfw_bpf_generate(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 	cgfw_em_ld_imm64(&p->em, BPF_REG_0, BPF_PSEUDO_MAP_FD,
 			 MAP_IDX_BIAS + bt->desc_map);
 	gen_prologue(g);
+	if (ext)
+		ext->prologue(g);
 	for (i = 0; i < p->n_chains && !g->err; i++)
 		gen_base_chain(g, p->chains[i]);
+	if (ext)
+		ext->release(g);
 	cgfw_em_note(&p->em, "every chain let the packet pass");
 	E(I_MOV64_IMM(BPF_REG_0, 1));
 	E(I_EXIT());

@@ -331,6 +331,9 @@ static void dump_insn(struct strbuf *sb, const struct bpf_insn *in, size_t i)
 		else if (BPF_OP(in->code) == BPF_JA)
 			cgfw_sb_addf(sb, "goto %+d <%zu>", in->off,
 				     i + 1 + in->off);
+		else if (BPF_OP(in->code) == 0xe0)	/* BPF_JCOND */
+			cgfw_sb_addf(sb, "may_goto %+d <%zu>", in->off,
+				     i + 1 + in->off);
 		else if (BPF_SRC(in->code) == BPF_X)
 			cgfw_sb_addf(sb, "if r%d %s r%d goto %+d <%zu>", in->dst_reg,
 				     jmp_ops[op], in->src_reg, in->off,

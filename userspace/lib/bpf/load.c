@@ -70,7 +70,23 @@ static int load_btf(struct cgfw_ctx *ctx, const struct bpf_table *bt,
 	return fd;
 }
 
-static int create_maps(struct cgfw_ctx *ctx, struct bpf_table *bt)
+/* The program whose classifier's blob is map @map, or -1. */
+static int cls_prog_of(const struct bpf_table *bt, size_t map)
+{
+	size_t k;
+
+	for (k = 0; k < bt->n_progs; k++)
+		if (bt->progs[k].cls && bt->progs[k].cls_map == map)
+			return k;
+	return -1;
+}
+
+/*
+ * The maps, made and filled; *@failed: the one that was not. A blob the
+ * kernel refuses is no error yet (cgfw_bpf_load() goes rule by rule).
+ */
+static int create_maps(struct cgfw_ctx *ctx, struct bpf_table *bt,
+		       size_t *failed)
 {
 	uint32_t key_id = 0, value_id = 0;
 	struct bpf_map_spec *m;
@@ -97,11 +113,13 @@ static int create_maps(struct cgfw_ctx *ctx, struct bpf_table *bt)
 		}
 		m->fd = bpf_map_create(m->type, m->name, m->key_size,
 				       m->value_size, m->max_entries, &o);
+		*failed = i;
 		if (m->fd < 0) {
 			ret = m->fd;
-			cgfw_err(ctx, "cannot create BPF map %s (%u entries of %u+%u bytes): %s",
-				 m->name, m->max_entries, m->key_size,
-				 m->value_size, strerror(-ret));
+			if (cls_prog_of(bt, i) < 0)
+				cgfw_err(ctx, "cannot create BPF map %s (%u entries of %u+%u bytes): %s",
+					 m->name, m->max_entries, m->key_size,
+					 m->value_size, strerror(-ret));
 			break;
 		}
 		for (j = 0; !ret && j < m->n_elems; j++) {
@@ -109,7 +127,7 @@ static int create_maps(struct cgfw_ctx *ctx, struct bpf_table *bt)
 				m->fd, (uint8_t *)m->keys + j * m->key_size,
 				(uint8_t *)m->values + j * m->value_size,
 				BPF_ANY);
-			if (ret)
+			if (ret && cls_prog_of(bt, i) < 0)
 				cgfw_err(ctx, "cannot fill BPF map %s: %s",
 					 m->name, strerror(-ret));
 		}
@@ -387,7 +405,8 @@ static int load_prog(struct cgfw_ctx *ctx, struct bpf_table *bt,
 	p->fd = bpf_prog_load(BPF_PROG_TYPE_CGROUP_SKB, "cgfw", "GPL", insns,
 			      p->em.n, &o);
 	ret = p->fd >= 0 ? 0 : p->fd;
-	if (ret && ret != -ENOMEM) {
+	/* a refused classifier: cgfw_bpf_load() tries rule by rule */
+	if (ret && ret != -ENOMEM && !p->cls) {
 		/* again with the verifier's log, to say why */
 		log = calloc(1, LOG_SIZE);
 		if (log) {
@@ -406,15 +425,42 @@ static int load_prog(struct cgfw_ctx *ctx, struct bpf_table *bt,
 	return ret;
 }
 
+/*
+ * A program with the classifier that the kernel refuses (a verifier that
+ * gives up on its loops sooner than the one it was measured with: 6.12's
+ * "sequence of 8193 jumps is too complex", where 6.18 loads it), or whose
+ * blob's map it refuses (the kernel bounds an array's value size), is
+ * made again rule by rule, as it would have been without the
+ * classifier: the whole table, its maps and description with it, since
+ * the program's counter slots and maps change. Only a refusal without the
+ * classifier is an error.
+ */
 int cgfw_bpf_load(struct cgfw_ctx *ctx, struct bpf_table *bt, uint64_t gen,
 		  uint32_t with_nft)
 {
-	size_t i;
-	int ret;
+	struct bpf_prog_spec *p;
+	size_t i, m = 0;
+	int ret, k;
 
-	ret = create_maps(ctx, bt);
-	ret = ret ? : create_desc(ctx, bt, gen, with_nft);
-	for (i = 0; !ret && i < bt->n_progs; i++)
-		ret = load_prog(ctx, bt, &bt->progs[i]);
-	return ret;
+	for (;;) {
+		ret = create_maps(ctx, bt, &m);
+		k = ret ? cls_prog_of(bt, m) : -1;
+		ret = ret ? : create_desc(ctx, bt, gen, with_nft);
+		for (i = 0; !ret && i < bt->n_progs; i++)
+			ret = load_prog(ctx, bt, &bt->progs[i]);
+		if (!ret)
+			return 0;
+		if (k < 0 && i && bt->progs[i - 1].cls)
+			k = i - 1;
+		if (k < 0)
+			return ret;
+		p = &bt->progs[k];
+		cgfw_log(ctx, CGFW_LOG_INFO,
+			 "table '%s': the kernel refused the classifier in the %s program for cgroup %s (%s); that program is made rule by rule",
+			 bt->table->name, cgfw_dir_str(p->dir), p->cgroup->path,
+			 strerror(-ret));
+		ret = cgfw_bpf_recompile(ctx, bt, k);
+		if (ret)
+			return ret;
+	}
 }

@@ -19,7 +19,7 @@
 #include <linux/netfilter/nf_tables.h>
 
 #include "bpf/desc.h"
-#include "bpf/table.h"
+#include "bpf/codegen.h"
 #include "front/intervals.h"
 
 /* Anonymous sets of at most this many exact keys are compared inline. */
@@ -335,8 +335,10 @@ void cgfw_bpf_table_release(struct bpf_table *bt)
 	memset(bt, 0, sizeof(*bt));
 }
 
-int cgfw_bpf_compile_table(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
-			   const struct ir_table *t, struct bpf_table *bt)
+/* @t compiled; program k rule by rule where @no_cls[k] (k < @n) */
+static int compile_table(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
+			 const struct ir_table *t, struct bpf_table *bt,
+			 const bool *no_cls, size_t n)
 {
 	const struct ir_chain *c;
 	const struct ir_set *s;
@@ -384,7 +386,9 @@ int cgfw_bpf_compile_table(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 		m->key_size = 4;
 		m->value_size = 16;
 		snprintf(m->name, sizeof(m->name), "cgfw_count");
-		ret = cgfw_bpf_generate(ctx, rs, bt, p);
+		p->no_cls = i < n && no_cls[i];
+		ret = cgfw_bpf_generate(ctx, rs, bt, p, p->no_cls ? NULL :
+					&cgfw_bpf_classifier);
 		if (ret)
 			goto err;
 		m = &bt->maps[p->counters_map];
@@ -396,5 +400,30 @@ err:
 		cgfw_err(ctx, "out of memory compiling table '%s' to BPF",
 			 t->name);
 	cgfw_bpf_table_release(bt);
+	return ret;
+}
+
+int cgfw_bpf_compile_table(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
+			   const struct ir_table *t, struct bpf_table *bt)
+{
+	return compile_table(ctx, rs, t, bt, NULL, 0);
+}
+
+int cgfw_bpf_recompile(struct cgfw_ctx *ctx, struct bpf_table *bt, size_t k)
+{
+	const struct cgfw_ruleset *rs = bt->rs;
+	const struct ir_table *t = bt->table;
+	size_t i, n = bt->n_progs;
+	bool *no_cls;
+	int ret;
+
+	no_cls = calloc(n + 1, sizeof(*no_cls));
+	if (!no_cls)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		no_cls[i] = bt->progs[i].no_cls || i == k;
+	cgfw_bpf_table_release(bt);
+	ret = compile_table(ctx, rs, t, bt, no_cls, n);
+	free(no_cls);
 	return ret;
 }

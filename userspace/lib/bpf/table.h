@@ -5,6 +5,8 @@
  *
  *	maps.c		a table's sets as BPF maps, its programs grouped
  *	codegen.c	nf_tables bytecode to BPF, through emit.c
+ *	cls_*.c		the classifier: runs of rules as a decision tree
+ *			(docs/classifier.rst)
  *	object.c	the table's BTF, and the programs as an ELF object
  *	load.c		maps created and filled, the description, the
  *			programs loaded (the verifier's log mapped to rules)
@@ -59,6 +61,9 @@ struct bpf_prog_spec {
 	struct bpf_slot *slots;		/* counters map: one per slot */
 	size_t n_slots;
 	size_t counters_map;		/* index in the table's maps */
+	bool cls;			/* the classifier made some of it */
+	size_t cls_map;			/* then its blob's map */
+	bool no_cls;			/* compiled rule by rule */
 	int fd;				/* loaded: -1 until then */
 };
 
@@ -84,6 +89,11 @@ struct bpf_table {
 /* Compile @t into programs and map specifications; errors in ctx. */
 int cgfw_bpf_compile_table(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 			   const struct ir_table *t, struct bpf_table *out);
+/*
+ * @bt compiled again, from scratch, its program @k (and those that were)
+ * rule by rule, without the classifier; what was loaded is closed.
+ */
+int cgfw_bpf_recompile(struct cgfw_ctx *ctx, struct bpf_table *bt, size_t k);
 /* Every table of @rs compiled, or none (errors in ctx). */
 int cgfw_bpf_compile_all(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 			 struct bpf_table **out, size_t *n);
@@ -99,9 +109,14 @@ int cgfw_bpf_set_spec(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 int cgfw_bpf_add_range(struct bpf_map_spec *m, cgfw_u128 lo, cgfw_u128 hi,
 		       uint32_t klen, const uint8_t *value);
 
-/* The program of @p, generated into p->em (codegen.c). */
+struct cgfw_bpf_ext;
+/*
+ * The program of @p, generated into p->em (codegen.c), with the
+ * extension @ext (bpf/codegen.h; NULL: rule by rule).
+ */
 int cgfw_bpf_generate(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
-		      struct bpf_table *bt, struct bpf_prog_spec *p);
+		      struct bpf_table *bt, struct bpf_prog_spec *p,
+		      const struct cgfw_bpf_ext *ext);
 
 /* Can the bpf backend compile every table of @rs? (no kernel change) */
 int cgfw_bpf_check(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs);

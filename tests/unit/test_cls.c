@@ -1,0 +1,439 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The classifier's tree (userspace/lib/bpf/cls_tree.c) against the
+ * reference first match (tests/lib/classbench.h), without nft or the kernel:
+ * ClassBench-style rules as boxes, packets at random and at the rules'
+ * edges, the first matching rule and every match after it compared.
+ *
+ *   test_cls                      the unit test (TAP)
+ *   test_cls stats N [SEED] [binth spfac cuts]   build statistics
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "classbench.h"
+#include "bpf/cls.h"
+
+/* The dims of a ClassBench ruleset, as cls_rule.c makes them. */
+enum {
+	D_NFPROTO, D_L4, D_SPORT, D_DPORT,
+	D_NET,	/* 10 words of the network header from offset 0 */
+	N_DIMS = D_NET + 10,
+};
+
+static struct cls_dim dims[N_DIMS];
+
+static void init_dims(void)
+{
+	int i;
+
+	dims[D_NFPROTO] = (struct cls_dim){ .src = CLS_SRC_META, .len = 1,
+					   .mask = 0xff };
+	dims[D_L4] = (struct cls_dim){ .src = CLS_SRC_META, .len = 1,
+				      .off = 1, .mask = 0xff };
+	dims[D_SPORT] = (struct cls_dim){ .src = CLS_SRC_TH, .len = 2,
+					 .mask = 0xffff };
+	dims[D_DPORT] = (struct cls_dim){ .src = CLS_SRC_TH, .len = 2,
+					 .off = 2, .mask = 0xffff };
+	for (i = 0; i < 10; i++)
+		dims[D_NET + i] = (struct cls_dim){ .src = CLS_SRC_NET,
+						   .len = 4, .off = 4 * i,
+						   .mask = 0xffffffff };
+}
+
+static uint32_t word(const uint8_t *b)
+{
+	return (uint32_t)b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3];
+}
+
+/* An address prefix as intervals on the words from @w0. */
+static void prefix_box(uint64_t *lo, uint64_t *hi, int w0,
+		       const struct cb_addr *a, int len)
+{
+	int w;
+
+	for (w = 0; w * 32 < len; w++) {
+		int bits = len - w * 32 > 32 ? 32 : len - w * 32;
+		uint32_t m = bits == 32 ? 0xffffffff : ~(0xffffffffu >> bits);
+
+		lo[w0 + w] = word(a->b + 4 * w) & m;
+		hi[w0 + w] = lo[w0 + w] | ~m;
+	}
+}
+
+struct set {
+	struct cb_set cb;
+	struct cls_input in;
+	uint64_t *lo, *hi;
+	uint32_t *box_rule, *slots;
+	bool *terminal;
+	uint16_t *cases;
+};
+
+static void boxes_of(struct set *s)
+{
+	size_t i, d, n = s->cb.n;
+
+	s->lo = calloc(n * N_DIMS, 8);
+	s->hi = calloc(n * N_DIMS, 8);
+	s->box_rule = calloc(n, 4);
+	s->slots = calloc(n, 4);
+	s->terminal = calloc(n, 1);
+	s->cases = calloc(n, 2);
+	for (i = 0; i < n; i++) {
+		const struct cb_rule *r = &s->cb.rules[i];
+		uint64_t *lo = s->lo + i * N_DIMS, *hi = s->hi + i * N_DIMS;
+
+		for (d = 0; d < N_DIMS; d++) {
+			lo[d] = 0;
+			hi[d] = CLS_ABSENT;
+		}
+		lo[D_NFPROTO] = hi[D_NFPROTO] = r->v6 ? 10 : 2;
+		prefix_box(lo, hi, D_NET + (r->v6 ? 2 : 3), &r->src, r->slen);
+		prefix_box(lo, hi, D_NET + (r->v6 ? 6 : 4), &r->dst, r->dlen);
+		if (r->proto) {
+			lo[D_L4] = hi[D_L4] = r->proto;
+			if (r->sport[0] || r->sport[1] != 65535) {
+				lo[D_SPORT] = r->sport[0];
+				hi[D_SPORT] = r->sport[1];
+			}
+			if (r->dport[0] || r->dport[1] != 65535) {
+				lo[D_DPORT] = r->dport[0];
+				hi[D_DPORT] = r->dport[1];
+			}
+		}
+		s->box_rule[i] = i;
+		s->slots[i] = i + 1;	/* identifies the rule */
+		/* counted rules let evaluation go on: the walk resumes */
+		s->terminal[i] = !r->counter || getenv("CLS_TERM");
+		s->cases[i] = !s->terminal[i] ? 0 : r->drop ? 2 : 1;
+	}
+	s->in = (struct cls_input){
+		.n_dims = N_DIMS, .dims = dims, .n_rules = n,
+		.terminal = s->terminal, .cases = s->cases, .slots = s->slots,
+		.n_boxes = n, .box_rule = s->box_rule, .box_lo = s->lo,
+		.box_hi = s->hi,
+	};
+}
+
+static void free_set(struct set *s)
+{
+	free(s->lo);
+	free(s->hi);
+	free(s->box_rule);
+	free(s->slots);
+	free(s->terminal);
+	free(s->cases);
+	cb_free(&s->cb);
+}
+
+/* The key a packet gives: its header bytes, as the program reads them. */
+static void key_of(const struct cb_packet *p, uint64_t *key)
+{
+	uint8_t h[40] = { 0 };
+	int i;
+
+	if (p->v6) {
+		h[0] = 0x60;
+		h[6] = p->proto;
+		memcpy(h + 8, p->src.b, 16);
+		memcpy(h + 24, p->dst.b, 16);
+	} else {
+		h[0] = 0x45;
+		h[9] = p->proto;
+		memcpy(h + 12, p->src.b, 4);
+		memcpy(h + 16, p->dst.b, 4);
+		/* the transport header after it */
+		h[20] = p->sport >> 8;
+		h[21] = p->sport;
+		h[22] = p->dport >> 8;
+		h[23] = p->dport;
+	}
+	for (i = 0; i < 10; i++)
+		key[D_NET + i] = word(h + 4 * i);
+	key[D_NFPROTO] = p->v6 ? 10 : 2;
+	key[D_L4] = p->proto;
+	key[D_SPORT] = p->sport;
+	key[D_DPORT] = p->dport;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Build, then compare @n_packets packets; the number that differ. */
+static int check(int n_rules, uint64_t seed, int n_packets,
+		 const struct cls_params *prm, bool verbose)
+{
+	struct cb_cfg cfg;
+	struct cls_blob blob = { 0 };
+	uint32_t root;
+	struct cls_stats st;
+	struct set s = { 0 };
+	struct cb_rng r;
+	struct cb_packet p;
+	uint64_t key[N_DIMS];
+	int i, j, bad = 0, want[8], got[8], nw, ng;
+	struct cls_cost cost = { 0 };
+	size_t walks = 0;
+	double t0;
+
+	cb_default_cfg(&cfg);
+	cb_generate(&s.cb, &cfg, n_rules, seed);
+	boxes_of(&s);
+	t0 = now();
+	if (cgfw_cls_build(&s.in, prm, &blob, &root, &st)) {
+		printf("# build failed\n");
+		return -1;
+	}
+	if (verbose)
+		printf("rules %d: build %.3f s, blob %zu KiB, nodes %zu, forks %zu, leaves %zu, entries %zu (%.2f per rule), checks %zu, depth %zu, largest leaf %zu%s\n",
+		       n_rules, now() - t0, blob.len >> 10, st.nodes, st.forks,
+		       st.leaves,
+		       st.entries, (double)st.entries / (n_rules ? n_rules : 1),
+		       st.checks, st.max_depth, st.max_leaf,
+		       st.budget_hit ? ", budget hit" : "");
+	cb_seed(&r, seed ^ 0x5555);
+	for (i = 0; i < n_packets; i++) {
+		int k = cb_rnd(&r, 4);
+
+		if (k == 0 || !n_rules) {
+			if (cb_packet_miss(&r, &s.cb, cb_rnd(&r, 2), &p))
+				continue;
+		} else {
+			cb_packet_in(&r, &s.cb, cb_rnd(&r, n_rules), k == 1, &p);
+		}
+		/* every match up to the first terminal one, in order */
+		for (nw = 0, j = 0; j < s.cb.n && nw < 8; j++) {
+			if (!cb_rule_matches(&s.cb.rules[j], &p))
+				continue;
+			want[nw++] = j;
+			if (s.terminal[j])
+				break;
+		}
+		key_of(&p, key);
+		for (ng = 0; ng < 8;) {
+			uint32_t rule, slot;
+			uint16_t kase;
+			int m = cgfw_cls_walk(&blob, root, key,
+					 ng ? got[ng - 1] : -1, &rule, &kase,
+					 &slot, &cost);
+
+			walks++;
+			if (m <= 0)
+				break;
+			got[ng++] = slot == rule + 1 && kase == s.cases[rule] ?
+				    (int)rule : -2;
+			if (s.terminal[rule])
+				break;
+		}
+		if (nw != ng || memcmp(want, got, nw * sizeof(int))) {
+			if (bad++ < 5)
+				printf("# rules %d seed %llu packet %d: %d matches (first %d), the tree %d (first %d)\n",
+				       n_rules, (unsigned long long)seed, i,
+				       nw, nw ? want[0] : -1, ng,
+				       ng ? got[0] : -1);
+		}
+	}
+	if (verbose)
+		printf("  per walk: %.1f cuts, %.1f forks (%.1f skipped), %.1f leaves, %.1f empty, %.1f entries, %.1f checks; model %.0f instructions\n",
+		       (double)cost.cuts / walks, (double)cost.forks / walks,
+		       (double)cost.skips / walks,
+		       (double)cost.leaves / walks,
+		       (double)cost.empties / walks,
+		       (double)cost.entries / walks,
+		       (double)cost.checks / walks,
+		       (20.0 * cost.cuts + 12 * cost.forks + 12 * cost.leaves +
+			5 * cost.empties + 10 * cost.entries +
+			9 * cost.checks) / walks);
+	cgfw_cls_blob_release(&blob);
+	free_set(&s);
+	return bad;
+}
+
+/* Prefixes covering a port range exactly (as a hash or trie needs them). */
+static int range_prefixes(int lo, int hi)
+{
+	int n = 0, k;
+
+	while (lo <= hi) {
+		for (k = 0; k < 16 && !(lo & ((2 << k) - 1)) &&
+			    lo + (2 << k) - 1 <= hi; k++)
+			;
+		n++;
+		lo += 1 << k;
+		if (!lo)
+			break;
+	}
+	return n;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* How many distinct values of @n? (sorts them) */
+static size_t distinct(uint64_t *v, size_t n)
+{
+	size_t i, k = 0;
+
+	qsort(v, n, sizeof(*v), cmp_u64);
+	for (i = 0; i < n; i++)
+		k += !i || v[i] != v[i - 1];
+	return k;
+}
+
+/*
+ * The other structures on the same list: for LBVS (pcn-iptables), the
+ * 64-bit words ANDed per packet (five fields) and the bitvectors' memory
+ * (one of N bits per distinct prefix or port class of each field); for
+ * tuple space search, the distinct tuples (prefix lengths, protocol,
+ * port classes: one hash probe each for a miss) and the hash entries
+ * once port ranges are cut into prefixes.
+ */
+static void compare(int n)
+{
+	struct cb_cfg cfg;
+	struct cb_set s;
+	uint64_t *v = calloc(n + 1, sizeof(*v));
+	size_t f, i, classes[5], words = (n + 63) / 64, tuples;
+	unsigned long long entries = 0, lbvs_bytes = 0;
+
+	cb_default_cfg(&cfg);
+	cb_generate(&s, &cfg, n, 1);
+	for (f = 0; f < 5; f++) {
+		for (i = 0; i < (size_t)n; i++) {
+			const struct cb_rule *r = &s.rules[i];
+			uint64_t h = 0xcbf29ce484222325ULL;
+			const struct cb_addr *a = f == 0 ? &r->src : &r->dst;
+			int k;
+
+			switch (f) {
+			case 0:
+			case 1:
+				for (k = 0; k < 16; k++)
+					h = (h ^ a->b[k]) * 0x100000001b3ULL;
+				h ^= (uint64_t)(f ? r->dlen : r->slen) << 56 |
+				     (uint64_t)r->v6 << 48;
+				break;
+			case 2:
+				h = r->proto;
+				break;
+			default:
+				h = (uint64_t)(f == 3 ? r->sport[0] : r->dport[0]) << 16 |
+				    (f == 3 ? r->sport[1] : r->dport[1]);
+			}
+			v[i] = h;
+		}
+		classes[f] = distinct(v, n);
+		lbvs_bytes += (unsigned long long)classes[f] * words * 8;
+	}
+	for (i = 0; i < (size_t)n; i++) {
+		const struct cb_rule *r = &s.rules[i];
+
+		v[i] = (uint64_t)r->v6 << 40 | (uint64_t)r->slen << 32 |
+		       (uint64_t)r->dlen << 24 | (uint64_t)r->proto << 16 |
+		       (uint64_t)(r->sport[0] == r->sport[1]) << 1 |
+		       (r->dport[0] == r->dport[1]);
+		entries += (unsigned long long)range_prefixes(r->sport[0],
+							      r->sport[1]) *
+			   range_prefixes(r->dport[0], r->dport[1]);
+	}
+	tuples = distinct(v, n);
+	printf("%d rules: LBVS %zu words ANDed per packet, %llu KiB of bitvectors; tuple space %zu tuples (probes per miss), %llu entries after port ranges are cut into prefixes\n",
+	       n, 5 * words, lbvs_bytes >> 10, tuples, entries);
+	free(v);
+	cb_free(&s);
+}
+
+int main(int argc, char **argv)
+{
+	static const int sizes[] = { 0, 1, 2, 10, 100, 1000, 3000 };
+	struct cls_params prm;
+	int i, t = 0, failed = 0;
+	uint64_t seed;
+
+	init_dims();
+	cgfw_cls_default_params(&prm);
+	if (argc > 2 && !strcmp(argv[1], "compare")) {
+		for (i = 2; i < argc; i++)
+			compare(atoi(argv[i]));
+		return 0;
+	}
+	if (argc > 2 && !strcmp(argv[1], "bench")) {
+	struct cb_cfg cfg;
+	struct cls_blob blob = { 0 };
+	struct cls_stats st;
+	struct set s = { 0 };
+	struct cb_rng r;
+	uint32_t root;
+	int kind, v6;
+
+	if (getenv("CLS_PRM"))
+		sscanf(getenv("CLS_PRM"), "%u,%u,%u,%u,%u",
+		       &prm.binth, &prm.spfac, &prm.max_cuts_log2,
+		       &prm.max_forks, &prm.fork_min);
+	cb_default_cfg(&cfg);
+	cb_generate(&s.cb, &cfg, atoi(argv[2]), 1);
+	boxes_of(&s);
+	for (kind = 0; kind < (int)s.cb.n; kind++)
+		s.terminal[kind] = true;
+	cgfw_cls_build(&s.in, &prm, &blob, &root, &st);
+	cb_seed(&r, 1 + 1000);
+	for (kind = 0; kind < 3; kind++)
+		for (v6 = 0; v6 < 2; v6++) {
+			struct cb_packet p;
+			struct cls_cost c = { 0 };
+			uint64_t key[N_DIMS];
+			uint32_t rule = 0, slot;
+			uint16_t kase;
+			int m = cb_bench_packet(&r, &s.cb, kind, v6, &p);
+
+			if (m == -2)
+				continue;
+			key_of(&p, key);
+			if (cgfw_cls_walk(&blob, root, key, -1, &rule,
+				     &kase, &slot, &c) <= 0)
+				rule = -1;
+			printf("kind %d v%d: rule %d (want %d): %zu cuts, %zu forks (%zu skipped), %zu leaves, %zu empty, %zu entries, %zu checks\n",
+			       kind, v6 ? 6 : 4, (int)rule, m, c.cuts,
+			       c.forks, c.skips, c.leaves, c.empties,
+			       c.entries, c.checks);
+		}
+	return 0;
+}
+	if (argc > 2 && !strcmp(argv[1], "stats")) {
+	if (getenv("CLS_PRM"))
+			sscanf(getenv("CLS_PRM"), "%u,%u,%u,%u,%u",
+			       &prm.binth, &prm.spfac, &prm.max_cuts_log2,
+			       &prm.max_forks, &prm.fork_min);
+		return check(atoi(argv[2]), argc > 3 ? atoll(argv[3]) : 1,
+			     argc > 4 ? atoi(argv[4]) : 2000, &prm, true) != 0;
+	}
+	printf("TAP version 13\n");
+	for (i = 0; i < (int)(sizeof(sizes) / sizeof(sizes[0])); i++) {
+		for (seed = 1; seed <= 2; seed++) {
+			int bad = check(sizes[i], seed, 2000, &prm, false);
+
+			failed |= bad != 0;
+			printf("%s %d classifier tree: %d rules (seed %llu), matches in order == the reference on 2000 packets\n",
+			       bad ? "not ok" : "ok", ++t, sizes[i],
+			       (unsigned long long)seed);
+		}
+	}
+	/* a tight budget: long leaves, still right */
+	prm.budget = 1;
+	failed |= check(2000, 7, 2000, &prm, false) != 0;
+	printf("%s %d classifier tree: 2000 rules with no memory to cut, still right\n",
+	       failed ? "not ok" : "ok", ++t);
+	printf("1..%d\n", t);
+	return failed;
+}

@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The classifier (docs/classifier.rst): a run of rules whose matches are
+ * constraints on packet fields becomes a decision tree of equal-size cuts
+ * (HiCuts), kept as data in one array map and walked by a fixed loop in
+ * the program; a leaf lists the rules that can still match, in rule
+ * order, with the checks the tree did not make for them. The first rule
+ * that passes its checks is nft's first match; rules that let evaluation
+ * go on (no verdict, jump) resume the scan where it stopped.
+ *
+ *  - cls_rule.c: nft bytecode to boxes (one interval per dimension),
+ *  - cls_tree.c: the tree and its serialisation (no BPF: unit-tested),
+ *  - cls_gen.c:  the BPF code that extracts the dimensions, walks the tree
+ *		  and scans a leaf, and the hooks codegen.c calls.
+ */
+#ifndef CGFW_BPF_CLS_H
+#define CGFW_BPF_CLS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- dimensions ---- */
+
+/* Where a dimension's value comes from. */
+enum cls_src {
+	CLS_SRC_NET,		/* network header payload */
+	CLS_SRC_TH,		/* transport header payload */
+	CLS_SRC_META,		/* a meta key's register image */
+	CLS_SRC_SOCKET,		/* socket cgroupv2 level: its 8-byte image */
+};
+
+/*
+ * A dimension: @len (1..4) bytes at @off of the source, read as a
+ * big-endian number, ANDed with @mask. Its value is below 2^32; a field
+ * the packet does not have (a short packet, no transport header, an
+ * unknown layer 4 protocol, no cgroup at that level) is CLS_ABSENT, which
+ * no interval contains: a rule that constrains it does not match, as nft
+ * breaks on the load.
+ */
+struct cls_dim {
+	uint8_t src;		/* enum cls_src */
+	uint8_t len;
+	uint16_t off;		/* payload offset; meta key; socket level */
+	uint32_t mask;		/* of the (8 * len)-bit value */
+	uint32_t word;		/* socket: which 4 bytes of the image */
+	bool live;		/* can change during evaluation: never cut on */
+};
+
+#define CLS_ABSENT	(1ULL << 32)
+#define CLS_MAX_DIMS	16	/* the key vector lives on the stack */
+
+/* ---- rules and boxes ---- */
+
+/* A rule's match: a union of boxes; each box, one interval per dim. */
+struct cls_box {
+	uint32_t rule;		/* index in the run */
+	uint64_t *lo, *hi;	/* [n_dims]; unconstrained: 0, CLS_ABSENT */
+};
+
+/* What a rule does once it matched. */
+struct cls_action {
+	bool counter;
+	int32_t verdict;	/* NFT_CONTINUE: none */
+	const char *chain;	/* jump, goto */
+};
+
+/* The indexable rules of one run, in rule order, as boxes. */
+struct cls_input {
+	size_t n_dims;
+	const struct cls_dim *dims;
+	size_t n_rules;
+	const bool *terminal;	/* [n_rules]: its verdict ends the chain */
+	const uint16_t *cases;	/* [n_rules]: its verdict's dispatch case */
+	const uint32_t *slots;	/* [n_rules]: counter slot + 1, 0: none */
+	size_t n_boxes;
+	const uint32_t *box_rule;	/* [n_boxes], ascending */
+	const uint64_t *box_lo, *box_hi;	/* [n_boxes * n_dims] */
+};
+
+/* ---- the serialised tree (the blob: one array map element) ---- */
+
+/*
+ * A node record, 16 bytes:
+ *	cut:  kind 0, shift, dim's key offset, lo, nmax, child: the child
+ *	      (v - lo) >> shift, capped at nmax + 1 (the child of
+ *	      CLS_ABSENT), is the record at child + 16 * index
+ *	leaf: kind 1, entries from a to b, then the walk goes on at c
+ *	guard: kind 2, walk on at a, or at b when the best match so far is
+ *	      below rule c (the lowest rule under a)
+ *	empty: kind 3, no entries: go on at c
+ *	end: kind 4, the walk is over
+ * The tree is threaded: a cut whose boxes that reach every child were
+ * set aside (a fork, as EffiCuts separates wide rules) builds a subtree
+ * of them too; the leaves of the one walked first go on to a guard of
+ * the other. The walk needs no stack.
+ * An entry, 16 bytes, then its checks, 12 bytes each:
+ *	next	offset of the next entry (after the checks)
+ *	rule	its rule's index in the run: entries are in rule order
+ *	case	dispatch case of the rule's verdict
+ *	nchk	its number of checks
+ *	slot	counter slot + 1 (0: no counter)
+ *	check:	key offset, lo, hi (inclusive)
+ * A walk finds, over every leaf it reaches, the entry of the lowest rule
+ * above @last whose checks pass; after a rule that lets evaluation go
+ * on, the walk is made again with @last = that rule.
+ */
+struct cls_node {
+	uint8_t kind;
+	uint8_t shift;
+	uint16_t key;		/* dim * 8 */
+	uint32_t a, b, c;	/* cut: lo, nmax, child; leaf: start, end */
+};
+
+#define CLS_CUT		0
+#define CLS_LEAF	1
+#define CLS_GUARD	2
+#define CLS_EMPTY	3
+#define CLS_END		4
+#define CLS_NODE_SIZE	16
+#define CLS_ENTRY_SIZE	16
+#define CLS_CHECK_SIZE	12
+
+struct cls_entry {
+	uint32_t next, rule;
+	uint16_t kase, nchk;
+	uint32_t slot;
+};
+
+/* The blob ends with this much room: an entry's checks are read at once. */
+#define CLS_BLOB_PAD	(CLS_ENTRY_SIZE + CLS_CHECK_SIZE * CLS_MAX_DIMS)
+
+struct cls_check {
+	uint32_t key, lo, hi;
+};
+
+struct cls_blob {
+	uint8_t *buf;
+	size_t len, cap;
+};
+
+/* Tuning of the tree (cls_tree.c has the defaults). */
+struct cls_params {
+	unsigned int binth;	/* a leaf of at most this many entries */
+	unsigned int spfac;	/* children's entries <= spfac * parent's */
+	unsigned int max_cuts_log2;	/* children per node <= 2^this */
+	unsigned int max_depth;
+	unsigned int max_forks;	/* forks on one path */
+	unsigned int fork_min;	/* boxes in every child that make a fork */
+	size_t budget;		/* entries in all leaves, at most */
+};
+
+void cgfw_cls_default_params(struct cls_params *p);
+
+/* What a build made: for docs and the benchmark. */
+struct cls_stats {
+	size_t nodes, forks, leaves, entries, checks, max_depth;
+	size_t max_leaf;	/* entries of the largest leaf */
+	bool budget_hit;	/* cutting stopped early: memory budget */
+};
+
+/*
+ * Build the tree of @in into @blob (appending); @root gets the offset of
+ * the root's record. 0, -ENOMEM, or -E2BIG past 4 GiB.
+ */
+int cgfw_cls_build(const struct cls_input *in, const struct cls_params *prm,
+		   struct cls_blob *blob, uint32_t *root, struct cls_stats *st);
+
+/*
+ * The reference walk (tests, and the model of cls_gen.c's code): the
+ * first match above rule @last for key @key; its rule, case and slot
+ * into the pointers. 1: found, 0: none.
+ * @cost (NULL: not counted) adds what the walk did.
+ */
+struct cls_cost {
+	size_t cuts, forks, skips, leaves, empties, entries, checks;
+};
+
+int cgfw_cls_walk(const struct cls_blob *blob, uint32_t root, const uint64_t *key,
+		  int64_t last, uint32_t *rule, uint16_t *kase, uint32_t *slot,
+		  struct cls_cost *cost);
+
+void cgfw_cls_blob_release(struct cls_blob *b);
+int cgfw_cls_blob_add(struct cls_blob *b, const void *data, size_t len,
+		      uint32_t *off);
+
+#endif /* CGFW_BPF_CLS_H */

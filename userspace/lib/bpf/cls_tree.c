@@ -1,0 +1,811 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The classifier's decision tree (docs/classifier.rst), as HiCuts builds
+ * it (Gupta and McKeown, "Packet classification using hierarchical
+ * intelligent cuttings", 1999), with boxes instead of rules:
+ *
+ *  - a node holds the boxes that intersect its region; at most @binth of
+ *    them (or nothing left to cut) make a leaf;
+ *  - otherwise it cuts the dimension in which the boxes have the most
+ *    distinct projections into 2^k equal parts, k as large as keeps the
+ *    children's boxes, summed, under spfac times its own (HiCuts' space
+ *    measure), and one more child for CLS_ABSENT;
+ *  - children with the same boxes are one subtree over the hull of their
+ *    regions (a box that covers the hull covers each of them);
+ *  - a box that covers a node's region and whose rule ends the chain
+ *    hides every later rule there: they are left out (redundancy
+ *    removal);
+ *  - when the entries of all leaves would pass the budget, nodes stop
+ *    being cut: leaves get longer, never wrong.
+ *
+ * A leaf's entries keep rule order; each has the checks of the dims in
+ * which its box does not cover the leaf's region.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpf/cls.h"
+
+void cgfw_cls_default_params(struct cls_params *p)
+{
+	p->binth = 4;
+	p->spfac = 8;
+	p->max_cuts_log2 = 12;
+	p->max_depth = 24;
+	p->max_forks = 4;
+	p->fork_min = 8;
+	p->budget = 0;	/* 0: 16 * boxes + 65536 */
+}
+
+void cgfw_cls_blob_release(struct cls_blob *b)
+{
+	free(b->buf);
+	memset(b, 0, sizeof(*b));
+}
+
+static int blob_reserve(struct cls_blob *b, size_t len, uint32_t *off)
+{
+	size_t need = b->len + len, cap;
+	uint8_t *p;
+
+	if (need > UINT32_MAX - 64)
+		return -E2BIG;
+	if (need > b->cap) {
+		cap = b->cap ? b->cap : 4096;
+		while (cap < need)
+			cap *= 2;
+		p = realloc(b->buf, cap);
+		if (!p)
+			return -ENOMEM;
+		b->buf = p;
+		b->cap = cap;
+	}
+	*off = b->len;
+	b->len = need;
+	return 0;
+}
+
+int cgfw_cls_blob_add(struct cls_blob *b, const void *data, size_t len,
+		      uint32_t *off)
+{
+	int ret = blob_reserve(b, len, off);
+
+	if (!ret)
+		memcpy(b->buf + *off, data, len);
+	return ret;
+}
+
+struct bctx {
+	const struct cls_input *in;
+	const struct cls_params *prm;
+	struct cls_blob *blob;
+	struct cls_stats *st;
+	size_t budget;
+	uint32_t *scratch;	/* eval_dim's child ranges */
+	size_t cap_scratch;
+	int64_t *diff;		/* 2^max_cuts_log2 + 2 */
+	uint8_t *brk;		/* as many */
+};
+
+/* Real values of a dim: [0, 2^(8 len) - 1]. */
+static uint64_t dim_max(const struct cls_dim *d)
+{
+	return (1ULL << (8 * d->len)) - 1;
+}
+
+static const uint64_t *blo(const struct bctx *b, uint32_t i)
+{
+	return b->in->box_lo + (size_t)i * b->in->n_dims;
+}
+
+static const uint64_t *bhi(const struct bctx *b, uint32_t i)
+{
+	return b->in->box_hi + (size_t)i * b->in->n_dims;
+}
+
+/* The bits a width takes: ceil(log2(w)). */
+static unsigned int bits_of(uint64_t w)
+{
+	unsigned int k = 0;
+
+	while (k < 63 && (1ULL << k) < w)
+		k++;
+	return k;
+}
+
+static bool covers(const struct bctx *b, uint32_t i, const uint64_t *rlo,
+		   const uint64_t *rhi)
+{
+	const uint64_t *lo = blo(b, i), *hi = bhi(b, i);
+	size_t d;
+
+	for (d = 0; d < b->in->n_dims; d++)
+		if (lo[d] > rlo[d] || hi[d] < rhi[d])
+			return false;
+	return true;
+}
+
+/*
+ * Leave out what a covering box of a terminal rule hides: every box of a
+ * later rule, and the other boxes of that rule. Returns the new count.
+ */
+static size_t prune(const struct bctx *b, uint32_t *boxes, size_t n,
+		    const uint64_t *rlo, const uint64_t *rhi)
+{
+	size_t i, j, k;
+	uint32_t r;
+
+	for (i = 0; i < n; i++) {
+		r = b->in->box_rule[boxes[i]];
+		if (!b->in->terminal[r] || !covers(b, boxes[i], rlo, rhi))
+			continue;
+		/* boxes are in rule order: keep those before, and this one */
+		for (j = 0, k = 0; j < n; j++)
+			if (b->in->box_rule[boxes[j]] < r || j == i)
+				boxes[k++] = boxes[j];
+		return k;
+	}
+	return n;
+}
+
+static int leaf(struct bctx *b, const uint32_t *boxes, size_t n,
+		const uint64_t *rlo, const uint64_t *rhi, uint32_t cont,
+		struct cls_node *out)
+{
+	const struct cls_input *in = b->in;
+	size_t i, j, d, n_checks = 0, size;
+	struct cls_entry *e;
+	struct cls_check *c;
+	uint32_t start, off;
+	int ret;
+
+	if (!n) {
+		memset(out, 0, sizeof(*out));
+		out->kind = CLS_EMPTY;
+		out->c = cont;
+		b->st->leaves++;
+		return 0;
+	}
+	for (i = 0; i < n; i++)
+		for (d = 0; d < in->n_dims; d++)
+			n_checks += blo(b, boxes[i])[d] > rlo[d] ||
+				    bhi(b, boxes[i])[d] < rhi[d];
+	size = n * CLS_ENTRY_SIZE + n_checks * CLS_CHECK_SIZE;
+	ret = blob_reserve(b->blob, size, &start);
+	if (ret)
+		return ret;
+	off = start;
+	for (i = 0; i < n; i++) {
+		const uint64_t *lo = blo(b, boxes[i]), *hi = bhi(b, boxes[i]);
+		uint32_t r = in->box_rule[boxes[i]], first = off;
+		/*
+		 * the likeliest to fail first: the box narrowest against the
+		 * region (in bits); the one-byte dims (a family, a protocol:
+		 * few values) last
+		 */
+		uint64_t width[CLS_MAX_DIMS], w;
+		size_t order[CLS_MAX_DIMS], m = 0, k, o;
+
+		for (d = 0; d < in->n_dims; d++) {
+			if (lo[d] <= rlo[d] && hi[d] >= rhi[d])
+				continue;
+			w = 64 + bits_of((hi[d] > dim_max(&in->dims[d]) ?
+					  dim_max(&in->dims[d]) : hi[d]) -
+					 lo[d] + 1) -
+			    bits_of((rhi[d] > dim_max(&in->dims[d]) ?
+				     dim_max(&in->dims[d]) : rhi[d]) -
+				    rlo[d] + 1);
+			if (in->dims[d].len == 1)
+				w += 128;
+			for (k = m; k && width[k - 1] > w; k--) {
+				width[k] = width[k - 1];
+				order[k] = order[k - 1];
+			}
+			width[k] = w;
+			order[k] = d;
+			m++;
+		}
+		off += CLS_ENTRY_SIZE;
+		for (j = 0; j < m; j++) {
+			o = order[j];
+			c = (struct cls_check *)(b->blob->buf + off);
+			c->key = o * 8;
+			c->lo = lo[o];
+			c->hi = hi[o] > UINT32_MAX ? UINT32_MAX : hi[o];
+			off += CLS_CHECK_SIZE;
+		}
+		e = (struct cls_entry *)(b->blob->buf + first);
+		memset(e, 0, sizeof(*e));
+		e->next = off;
+		e->rule = r;
+		e->nchk = m;
+		e->kase = in->cases[r];
+		e->slot = in->slots[r];
+		b->st->checks += m;
+	}
+	memset(out, 0, sizeof(*out));
+	out->kind = CLS_LEAF;
+	out->a = start;
+	out->b = start + size;
+	out->c = cont;
+	b->st->leaves++;
+	b->st->entries += n;
+	if (n > b->st->max_leaf)
+		b->st->max_leaf = n;
+	return 0;
+}
+
+/*
+ * A cut of dim d: the smallest aligned block of 2^bits values that holds
+ * what the boxes constrain there, in 2^k parts of 2^shift; any other
+ * value (outside the block, or CLS_ABSENT) goes to one more child, whose
+ * region stays the node's. A dim whose constrained values share their
+ * first bits (every rule's address in 10.0.0.0/8, in fd00::/16) is then
+ * cut where they differ, not on the bits they share.
+ */
+struct zoom {
+	uint64_t blo, bhi;	/* the block */
+	unsigned int bits;
+};
+
+/* The block of dim @d at this node; false if no box constrains it. */
+static bool zoom_of(const struct bctx *b, const uint32_t *boxes, size_t n,
+		    const uint64_t *rlo, const uint64_t *rhi, size_t d,
+		    struct zoom *z)
+{
+	uint64_t rmax = rhi[d] > dim_max(&b->in->dims[d]) ?
+			dim_max(&b->in->dims[d]) : rhi[d];
+	uint64_t hlo = UINT64_MAX, hhi = 0, lo, hi;
+	size_t i;
+
+	if (rlo[d] > rmax)
+		return false;	/* only CLS_ABSENT here */
+	for (i = 0; i < n; i++) {
+		lo = blo(b, boxes[i])[d];
+		hi = bhi(b, boxes[i])[d];
+		if (lo <= rlo[d] && hi >= rhi[d])
+			continue;	/* covers the region */
+		lo = lo < rlo[d] ? rlo[d] : lo;
+		hi = hi > rmax ? rmax : hi;
+		if (lo < hlo)
+			hlo = lo;
+		if (hi > hhi)
+			hhi = hi;
+	}
+	if (hlo > hhi)
+		return false;
+	for (z->bits = 0; z->bits < 40 && (hlo ^ hhi) >> z->bits; z->bits++)
+		;
+	z->blo = hlo & ~((1ULL << z->bits) - 1);
+	z->bhi = z->blo + (1ULL << z->bits) - 1;
+	return true;
+}
+
+/*
+ * The real children [*i0, *i1] that a box's [lo, hi] reaches in a cut of
+ * @z into parts of 2^shift (np of them); *out: it reaches the other one.
+ */
+static void child_range(uint64_t lo, uint64_t hi, const struct zoom *z,
+			unsigned int shift, uint64_t np, uint64_t *i0,
+			uint64_t *i1, bool *out)
+{
+	*out = lo < z->blo || hi > z->bhi;
+	*i0 = lo <= z->blo ? 0 : lo > z->bhi ? np - 1 : (lo - z->blo) >> shift;
+	*i1 = hi >= z->bhi ? np - 1 : hi < z->blo ? 0 : (hi - z->blo) >> shift;
+	if (*i0 > *i1)
+		*i0 = *i1;
+}
+
+/* A cut: dim, block, parts, and whether the boxes in every part go aside. */
+struct cutplan {
+	size_t d;
+	struct zoom z;
+	unsigned int k;
+	bool fork;
+	uint64_t score, partial, sum;
+};
+
+/* Does a box reach every real child (it would be copied into each)? */
+static bool spans(uint64_t i0, uint64_t i1, uint64_t np)
+{
+	return !i0 && i1 >= np - 1 && np > 1;
+}
+
+/*
+ * The best cut of dim @d: for each number of parts the space measure
+ * allows, the largest child; the boxes that reach every child go to a
+ * side subtree (a fork) when there are enough of them and forks left.
+ */
+static int eval_dim(struct bctx *b, const uint32_t *boxes, size_t n,
+		    const uint64_t *rlo, const uint64_t *rhi, size_t d,
+		    bool may_fork, struct cutplan *best)
+{
+	uint64_t np, npmax, sum, maxc, i0, i1, i, run, span, score, partial;
+	uint64_t n_out;
+	unsigned int k, kmin, kmax, s;
+	struct zoom z;
+	uint32_t *c0, *c1;
+	uint8_t *brk, *out;
+	int64_t *diff;
+	bool fork, o;
+
+	best->score = UINT64_MAX;
+	if (!zoom_of(b, boxes, n, rlo, rhi, d, &z))
+		return 0;
+	kmax = z.bits < b->prm->max_cuts_log2 ? z.bits : b->prm->max_cuts_log2;
+	kmin = kmax ? 1 : 0;
+	if (n > b->cap_scratch) {
+		void *p = realloc(b->scratch, 3 * n * sizeof(uint32_t));
+
+		if (!p)
+			return -ENOMEM;
+		b->scratch = p;
+		b->cap_scratch = n;
+	}
+	c0 = b->scratch;
+	c1 = b->scratch + n;
+	out = (uint8_t *)(b->scratch + 2 * n);
+	diff = b->diff;
+	brk = b->brk;
+	/* each box's children at the finest cut; coarser ones shift them */
+	npmax = 1ULL << kmax;
+	for (i = 0; i < n; i++) {
+		child_range(blo(b, boxes[i])[d], bhi(b, boxes[i])[d], &z,
+			    z.bits - kmax, npmax, &i0, &i1, &o);
+		c0[i] = i0;
+		c1[i] = i1;
+		out[i] = o;
+	}
+	for (k = kmin; k <= kmax; k++) {
+		uint64_t m = (1ULL << (z.bits - k)) - 1;
+
+		s = kmax - k;
+		np = 1ULL << k;
+		span = 0;
+		for (i = 0; i < n; i++)
+			span += spans(c0[i] >> s, c1[i] >> s, np);
+		fork = may_fork && span >= b->prm->fork_min && span < n;
+		memset(diff, 0, (np + 2) * sizeof(*diff));
+		memset(brk, 0, (np + 2) * sizeof(*brk));
+		n_out = 0;
+		partial = 0;
+		for (i = 0; i < n; i++) {
+			uint64_t lo = blo(b, boxes[i])[d];
+			uint64_t hi = bhi(b, boxes[i])[d];
+
+			i0 = c0[i] >> s;
+			i1 = c1[i] >> s;
+			if (fork && spans(i0, i1, np))
+				continue;
+			diff[i0]++;
+			diff[i1 + 1]--;
+			brk[i0] = brk[i1 + 1] = 1;
+			n_out += out[i];
+			/* boxes that will still need a check in this dim */
+			if (lo <= rlo[d] && hi >= rhi[d])
+				continue;
+			partial += (lo > z.blo && ((lo - z.blo) & m)) ||
+				   (hi < z.bhi && ((hi + 1 - z.blo) & m)) ||
+				   out[i];
+		}
+		/*
+		 * Neighbours between two box ends have the same boxes: one
+		 * subtree. Count each such run's boxes once, and a child
+		 * record as an eighth of an entry.
+		 */
+		sum = np / 8 + n_out;
+		for (i = 0, run = 0, maxc = n_out; i < np; i++) {
+			run += diff[i];
+			if (run > maxc)
+				maxc = run;
+			if (!i || brk[i])
+				sum += run;
+		}
+		if (best->score != UINT64_MAX &&
+		    sum > (uint64_t)b->prm->spfac * n)
+			break;
+		/* a side subtree is walked too: count half of it */
+		score = maxc + (fork ? span / 2 : 0);
+		if (maxc + (fork ? span : 0) >= n)
+			score = UINT64_MAX;	/* separates nothing */
+		if (score < best->score ||
+		    (score == best->score && (partial < best->partial ||
+		     (partial == best->partial && sum < best->sum)))) {
+			best->d = d;
+			best->z = z;
+			best->k = k;
+			best->fork = fork;
+			best->score = score;
+			best->partial = partial;
+			best->sum = sum;
+		}
+	}
+	return 0;
+}
+
+struct group {
+	uint32_t *boxes;
+	size_t n;
+	uint64_t hash;
+	uint64_t lo, hi;	/* the hull of the regions, in the cut dim */
+	size_t rep;		/* the group this child joins, or itself */
+	struct cls_node node;
+};
+
+/* Sort groups by hash, size, boxes: identical ones become neighbours. */
+static int cmp_group(const void *a, const void *b, void *arg)
+{
+	const struct group *g = arg;
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	const struct group *x = &g[i], *y = &g[j];
+	int d;
+
+	if (x->hash != y->hash)
+		return x->hash < y->hash ? -1 : 1;
+	if (x->n != y->n)
+		return x->n < y->n ? -1 : 1;
+	d = memcmp(x->boxes, y->boxes, x->n * sizeof(uint32_t));
+	if (d)
+		return d;
+	return (i > j) - (i < j);
+}
+
+static int build(struct bctx *b, uint32_t *boxes, size_t n, uint64_t *rlo,
+		 uint64_t *rhi, unsigned int depth, unsigned int forks,
+		 uint32_t cont, struct cls_node *out);
+
+/* A guard: walk @target, unless the best match is below rule @min. */
+static int add_guard(struct bctx *b, uint32_t target, uint32_t skip,
+		     uint32_t min, uint32_t *off)
+{
+	struct cls_node r = {
+		.kind = CLS_GUARD, .a = target, .b = skip, .c = min,
+	};
+
+	return cgfw_cls_blob_add(b->blob, &r, sizeof(r), off);
+}
+
+/* Make the cut @c of the node: 0 and *done, or 0 and not (no room). */
+static int cut_dim(struct bctx *b, uint32_t *boxes, size_t n, uint64_t *rlo,
+		   uint64_t *rhi, unsigned int depth, unsigned int forks,
+		   uint32_t cont, const struct cutplan *c, struct cls_node *out,
+		   bool *done)
+{
+	const struct cls_input *in = b->in;
+	size_t d = c->d, *order = NULL, n_side = 0;
+	uint64_t rmax = rhi[d] > dim_max(&in->dims[d]) ?
+			dim_max(&in->dims[d]) : rhi[d];
+	unsigned int shift = c->z.bits - c->k;
+	uint64_t np = 1ULL << c->k, sum = 0, i0, i1;
+	uint64_t i, j;
+	bool o;
+	struct cls_node *recs = NULL, main_rec, side_rec;
+	uint32_t *side = NULL, off, guard = 0, main_off = 0, later_min = 0;
+	uint32_t main_cont = cont;
+	bool side_first = false;
+	struct group *g = NULL;
+	int ret = 0;
+
+	*done = false;
+	g = calloc(np + 1, sizeof(*g));
+	recs = calloc(np + 1, sizeof(*recs));
+	order = calloc(np + 1, sizeof(*order));
+	side = malloc((n ? n : 1) * sizeof(*side));
+	if (!g || !recs || !order || !side) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		child_range(blo(b, boxes[i])[d], bhi(b, boxes[i])[d], &c->z,
+			    shift, np, &i0, &i1, &o);
+		if (c->fork && spans(i0, i1, np)) {
+			side[n_side++] = boxes[i];
+			continue;
+		}
+		for (j = i0; j <= i1; j++)
+			g[j].n++;
+		g[np].n += o;
+	}
+	for (j = 0; j <= np; j++) {
+		sum += g[j].n;
+		g[j].boxes = malloc((g[j].n ? g[j].n : 1) * sizeof(uint32_t));
+		if (!g[j].boxes) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		g[j].n = 0;
+		g[j].hash = 0xcbf29ce484222325ULL;
+		/* the other child keeps the node's region */
+		g[j].lo = j < np ? c->z.blo + (j << shift) : rlo[d];
+		g[j].hi = j < np ? g[j].lo + (1ULL << shift) - 1 : rhi[d];
+		if (j < np && g[j].lo < rlo[d])
+			g[j].lo = rlo[d];
+		if (j < np && g[j].hi > rmax)
+			g[j].hi = rmax;
+		g[j].rep = j;
+		order[j] = j;
+	}
+	if (b->st->entries + sum + n_side > b->budget) {
+		b->st->budget_hit = true;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		child_range(blo(b, boxes[i])[d], bhi(b, boxes[i])[d], &c->z,
+			    shift, np, &i0, &i1, &o);
+		if (c->fork && spans(i0, i1, np))
+			continue;
+		for (j = i0; j <= i1; j++) {
+			g[j].boxes[g[j].n++] = boxes[i];
+			g[j].hash = (g[j].hash ^ boxes[i]) * 0x100000001b3ULL;
+		}
+		if (o) {
+			g[np].boxes[g[np].n++] = boxes[i];
+			g[np].hash = (g[np].hash ^ boxes[i]) * 0x100000001b3ULL;
+		}
+	}
+	/* children with the same boxes: one subtree over their hull */
+	qsort_r(order, np + 1, sizeof(*order), cmp_group, g);
+	for (j = 1; j <= np; j++) {
+		struct group *x = &g[order[j]], *p = &g[order[j - 1]], *r;
+
+		if (x->hash != p->hash || x->n != p->n ||
+		    memcmp(x->boxes, p->boxes, x->n * sizeof(uint32_t)))
+			continue;
+		x->rep = p->rep;
+		r = &g[x->rep];
+		if (x->lo < r->lo)
+			r->lo = x->lo;
+		if (x->hi > r->hi)
+			r->hi = x->hi;
+	}
+	/*
+	 * With a side subtree, the side with the lower rules is walked
+	 * first; its leaves go on to a guard that walks the other unless
+	 * the best match so far is below its lowest rule.
+	 */
+	if (n_side) {
+		uint32_t min_main = UINT32_MAX, min_side = in->box_rule[side[0]];
+
+		for (j = 0; j <= np; j++)
+			if (g[j].n && in->box_rule[g[j].boxes[0]] < min_main)
+				min_main = in->box_rule[g[j].boxes[0]];
+		side_first = min_side <= min_main;
+		later_min = side_first ? min_main : min_side;
+	}
+	if (n_side && !side_first) {
+		/* the side after the main cut: build it first */
+		ret = build(b, side, n_side, rlo, rhi, depth + 1, forks + 1,
+			    cont, &side_rec);
+		ret = ret ? : cgfw_cls_blob_add(b->blob, &side_rec, sizeof(side_rec),
+					   &off);
+		ret = ret ? : add_guard(b, off, cont, later_min, &guard);
+		if (ret)
+			goto out;
+		main_cont = guard;
+	}
+	if (n_side && side_first) {
+		/* the cut's records go where the guard can find them */
+		ret = blob_reserve(b->blob, sizeof(main_rec), &main_off);
+		ret = ret ? : add_guard(b, main_off, cont, later_min, &guard);
+		if (ret)
+			goto out;
+	}
+	for (j = 0; j <= np && !ret; j++) {
+		uint64_t slo = rlo[d], shi = rhi[d];
+
+		if (g[j].rep != j)
+			continue;
+		rlo[d] = g[j].lo;
+		rhi[d] = g[j].hi;
+		ret = build(b, g[j].boxes, g[j].n, rlo, rhi, depth + 1,
+			    forks + !!n_side, main_cont, &g[j].node);
+		rlo[d] = slo;
+		rhi[d] = shi;
+	}
+	if (ret)
+		goto out;
+	for (j = 0; j <= np; j++)
+		recs[j] = g[g[j].rep].node;
+	ret = cgfw_cls_blob_add(b->blob, recs, (np + 1) * sizeof(*recs), &off);
+	if (ret)
+		goto out;
+	memset(&main_rec, 0, sizeof(main_rec));
+	main_rec.kind = CLS_CUT;
+	main_rec.shift = shift;
+	main_rec.key = d * 8;
+	main_rec.a = c->z.blo;
+	main_rec.b = np - 1;
+	main_rec.c = off;
+	b->st->nodes++;
+	*out = main_rec;
+	if (n_side && side_first) {
+		memcpy(b->blob->buf + main_off, &main_rec, sizeof(main_rec));
+		ret = build(b, side, n_side, rlo, rhi, depth + 1, forks + 1,
+			    guard, out);
+	}
+	b->st->forks += !!n_side;
+	*done = !ret;
+out:
+	for (j = 0; g && j <= np; j++)
+		free(g[j].boxes);
+	free(g);
+	free(recs);
+	free(order);
+	free(side);
+	return ret;
+}
+
+/* How many boxes do not cover the region in dim @d? */
+static size_t constrained(const struct bctx *b, const uint32_t *boxes,
+			  size_t n, const uint64_t *rlo, const uint64_t *rhi,
+			  size_t d)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < n; i++)
+		k += blo(b, boxes[i])[d] > rlo[d] || bhi(b, boxes[i])[d] < rhi[d];
+	return k;
+}
+
+static int cut(struct bctx *b, uint32_t *boxes, size_t n, uint64_t *rlo,
+	       uint64_t *rhi, unsigned int depth, unsigned int forks,
+	       uint32_t cont, struct cls_node *out, bool *done)
+{
+	const struct cls_input *in = b->in;
+	struct cutplan best = { .score = UINT64_MAX }, c;
+	bool may_fork = forks < b->prm->max_forks;
+	size_t d;
+	int ret;
+
+	*done = false;
+	for (d = 0; d < in->n_dims; d++) {
+		if (in->dims[d].live || rlo[d] > dim_max(&in->dims[d]))
+			continue;
+		ret = eval_dim(b, boxes, n, rlo, rhi, d, may_fork, &c);
+		if (ret)
+			return ret;
+		/* a family or a protocol first: one value below, no checks */
+		if (in->dims[d].len == 1 && c.score != UINT64_MAX &&
+		    constrained(b, boxes, n, rlo, rhi, d) * 2 >= n)
+			c.score /= 16;
+		if (c.score < best.score ||
+		    (c.score == best.score && c.score != UINT64_MAX &&
+		     (c.partial < best.partial ||
+		      (c.partial == best.partial && c.sum < best.sum))))
+			best = c;
+	}
+	if (best.score == UINT64_MAX || b->st->budget_hit)
+		return 0;
+	return cut_dim(b, boxes, n, rlo, rhi, depth, forks, cont, &best, out,
+		       done);
+}
+
+static int build(struct bctx *b, uint32_t *boxes, size_t n, uint64_t *rlo,
+		 uint64_t *rhi, unsigned int depth, unsigned int forks,
+		 uint32_t cont, struct cls_node *out)
+{
+	bool done = false;
+	int ret;
+
+	n = prune(b, boxes, n, rlo, rhi);
+	if (depth > b->st->max_depth)
+		b->st->max_depth = depth;
+	if (n > b->prm->binth && depth < b->prm->max_depth) {
+		ret = cut(b, boxes, n, rlo, rhi, depth, forks, cont, out,
+			  &done);
+		if (ret || done)
+			return ret;
+	}
+	return leaf(b, boxes, n, rlo, rhi, cont, out);
+}
+
+int cgfw_cls_build(const struct cls_input *in, const struct cls_params *prm,
+		   struct cls_blob *blob, uint32_t *root, struct cls_stats *st)
+{
+	struct bctx b = {
+		.in = in, .prm = prm, .blob = blob, .st = st,
+	};
+	uint64_t rlo[CLS_MAX_DIMS], rhi[CLS_MAX_DIMS];
+	struct cls_node rec = { 0 };
+	uint32_t *boxes, end;
+	size_t i;
+	int ret;
+
+	if (in->n_dims > CLS_MAX_DIMS)
+		return -E2BIG;
+	memset(st, 0, sizeof(*st));
+	b.budget = prm->budget ? prm->budget : 16 * in->n_boxes + 65536;
+	for (i = 0; i < in->n_dims; i++) {
+		rlo[i] = 0;
+		rhi[i] = CLS_ABSENT;
+	}
+	if (prm->max_cuts_log2 > 16)
+		return -EINVAL;
+	boxes = malloc((in->n_boxes ? in->n_boxes : 1) * sizeof(*boxes));
+	b.diff = malloc(((1ULL << prm->max_cuts_log2) + 2) * sizeof(*b.diff));
+	b.brk = malloc((1ULL << prm->max_cuts_log2) + 2);
+	if (!boxes || !b.diff || !b.brk) {
+		free(boxes);
+		free(b.diff);
+		free(b.brk);
+		return -ENOMEM;
+	}
+	for (i = 0; i < in->n_boxes; i++)
+		boxes[i] = i;
+	/* where every walk of this run ends */
+	rec.kind = CLS_END;
+	ret = cgfw_cls_blob_add(blob, &rec, sizeof(rec), &end);
+	ret = ret ? : build(&b, boxes, in->n_boxes, rlo, rhi, 0, 0, end, &rec);
+	free(boxes);
+	free(b.diff);
+	free(b.brk);
+	free(b.scratch);
+	return ret ? : cgfw_cls_blob_add(blob, &rec, sizeof(rec), root);
+}
+
+int cgfw_cls_walk(const struct cls_blob *blob, uint32_t root, const uint64_t *key,
+		  int64_t last, uint32_t *rule, uint16_t *kase, uint32_t *slot,
+		  struct cls_cost *cost)
+{
+	struct cls_cost none;
+	uint64_t best = UINT64_MAX, v;
+	uint32_t n = root, e, o;
+	struct cls_entry en;
+	struct cls_check c;
+	struct cls_node r;
+
+	if (!cost)
+		cost = &none;
+	for (;;) {
+		memcpy(&r, blob->buf + n, sizeof(r));
+		switch (r.kind) {
+		case CLS_CUT:
+			cost->cuts++;
+
+			v = (key[r.key / 8] - r.a) >> r.shift;
+			if (v > r.b)
+				v = (uint64_t)r.b + 1;
+			n = r.c + v * CLS_NODE_SIZE;
+			continue;
+		case CLS_GUARD:
+
+			cost->forks++;
+			cost->skips += r.c >= best;
+			n = r.c >= best ? r.b : r.a;
+			continue;
+		case CLS_EMPTY:
+			cost->empties++;
+			n = r.c;
+			continue;
+		case CLS_END:
+			return best != UINT64_MAX;
+		}
+		cost->leaves++;
+
+		for (e = r.a; e < r.b; e = en.next) {
+			memcpy(&en, blob->buf + e, sizeof(en));
+			cost->entries++;
+			if ((int64_t)en.rule <= last)
+				continue;
+			if (en.rule >= best)
+				break;
+			for (o = e + CLS_ENTRY_SIZE; o < en.next;
+			     o += CLS_CHECK_SIZE) {
+				memcpy(&c, blob->buf + o, sizeof(c));
+				cost->checks++;
+				if (key[c.key / 8] < c.lo ||
+				    key[c.key / 8] > c.hi)
+					break;
+			}
+			if (o < en.next)
+				continue;
+			best = en.rule;
+			*rule = en.rule;
+			*kase = en.kase;
+			*slot = en.slot;
+			break;
+		}
+		n = r.c;
+	}
+}

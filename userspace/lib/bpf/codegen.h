@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The code generator's state and the parts of codegen.c that an extension
+ * of it builds on: the classifier (cls_gen.c), which codegen.c reaches
+ * only through struct cgfw_bpf_ext, so that it depends on codegen.c and
+ * not the other way round.
+ */
+#ifndef CGFW_BPF_CODEGEN_H
+#define CGFW_BPF_CODEGEN_H
+
+#include "bpf/table.h"
+
+struct cls_prog;
+struct nftnl_expr;
+
+struct cg {
+	struct cgfw_ctx *ctx;
+	const struct cgfw_ruleset *rs;
+	struct bpf_table *bt;
+	struct bpf_prog_spec *p;
+	struct emitter *em;
+	const struct ir_chain *chain;	/* the chain being emitted */
+	const struct ir_rule *rule;	/* the rule being emitted */
+	int depth;
+	int err;
+	const struct cgfw_bpf_ext *ext;	/* NULL: rule by rule */
+	struct cls_prog *cls;		/* the classifier's runs (cls_gen.c) */
+};
+
+/*
+ * What an extension of the code generator does: after the prologue,
+ * @prologue; @chain emits chain @c if it takes it (true), its end and
+ * "return" going to @ret, the base chain's end to @accept; after the last
+ * chain, @release frees what it kept.
+ */
+struct cgfw_bpf_ext {
+	void (*prologue)(struct cg *g);
+	bool (*chain)(struct cg *g, const struct ir_chain *c, int ret,
+		      int accept);
+	void (*release)(struct cg *g);
+};
+
+/* The classifier (cls_gen.c, docs/classifier.rst). */
+extern const struct cgfw_bpf_ext cgfw_bpf_classifier;
+
+#define E(insn) cgfw_em_emit(g->em, insn)
+#define MAX_MAPS 64	/* the kernel's limit of maps one program uses */
+
+/* Refuse the current rule, at its place, with the reason. */
+void cgfw_cg_refuse(struct cg *g, const char *fmt, ...) __printf(2, 3);
+/* r0 = map @idx lookup with the key at fp+@key_off; 0 -> @miss. */
+void cgfw_cg_map_lookup(struct cg *g, size_t idx, int key_off);
+/* A counter slot of the program for @rule (NULL: the chain's policy). */
+int cgfw_cg_add_slot(struct cg *g, const struct ir_rule *rule);
+/* A map of the program's own (not a set's): its index in the table. */
+size_t cgfw_cg_new_map(struct cg *g, const char *name, uint32_t type,
+		       uint32_t key_size, uint32_t value_size, uint32_t max);
+/* r0 = bpf_skb_load_bytes(skb, @off_reg or @off, fp+@dst, @len) */
+void cgfw_cg_load_bytes(struct cg *g, int off_reg, int off, int dst,
+			int len);
+/* A verdict: @next, the next rule; @ret, where "return" goes. */
+void cgfw_cg_verdict(struct cg *g, int32_t verdict, const char *chain,
+		     int next, int ret, int accept);
+/* One rule, compared expression by expression. */
+void cgfw_cg_rule(struct cg *g, const struct ir_rule *r, int ret, int accept);
+/* The state slot of quota or limit @e (one per expression in the table). */
+uint32_t cgfw_cg_state_slot(struct cg *g, struct bpf_state *st,
+			    struct nftnl_expr *e, const char *name,
+			    const void *init, uint32_t size, bool spin_lock);
+
+/* A limit's state: as struct nft_limit, the lock first (BTF: object.c). */
+struct limit_state {
+	uint32_t lock;		/* struct bpf_spin_lock */
+	uint32_t pad;
+	uint64_t tokens;
+	uint64_t last;
+};
+
+#endif /* CGFW_BPF_CODEGEN_H */
