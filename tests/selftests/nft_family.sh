@@ -31,7 +31,9 @@ traffic() {	# traffic [-c CGROUP] ARGS: exit status 0 passed, 1 EPERM, 2 none
 }
 servers=()
 serve() { "$TRAFFIC" "$@" >/dev/null 2>&1 & servers+=($!); }
-trap 'kill "${servers[@]}" 2>/dev/null; rm -rf "$work"; rmdir "$root/$cg"' EXIT
+trap 'kill "${servers[@]}" 2>/dev/null; rm -rf "$work"
+	find "$root/$cg" -mindepth 1 -depth -type d -exec rmdir {} + 2>/dev/null
+	rmdir "$root/$cg"' EXIT
 serve serve tcp 127.0.0.1 80
 serve serve udp 127.0.0.1 5353
 serve -c "$root/$cg" serve tcp 127.0.0.1 22
@@ -89,8 +91,9 @@ for i, lit in enumerate(lits):
     s = s.replace("%s", cg).replace("%d", "10")
     open("%s/selftest-%02d.nft" % (out, i), "w").write(s)
 EOF
-bytecode() {	# the rules as the kernel has them, without handles
-	"$NFT" --debug=netlink list ruleset 2>&1 | sed -E 's/ [0-9]+$//'
+bytecode() {	# the rules as the kernel has them, without handles; sorted,
+	# for a hash set's elements come in another order after each load
+	"$NFT" --debug=netlink list ruleset 2>&1 | sed -E 's/ [0-9]+$//' | sort
 }
 same_text() {	# same_text LOAD_OPTS DUMP: loads DUMP, compares with $text, $code
 	printf '%s\n' "$2" > "$work/dump" &&	# nft -j -f - opens /dev/stdin
@@ -102,6 +105,9 @@ same_text() {	# same_text LOAD_OPTS DUMP: loads DUMP, compares with $text, $code
 for f in "$work"/rt/*.nft; do
 	name=$(basename "$f")
 	"$NFT" flush ruleset
+	# the cgroups below ours that the ruleset names
+	grep -o "cgroup \"$cg/[^\"]*\"" "$f" | cut -d'"' -f2 |
+		while read -r sub; do mkdir -p "$root/$sub"; done
 	if ! out=$("$NFT" -f "$f" 2>&1); then
 		not_ok "round trip $name: it loads" "$out"
 		continue
