@@ -143,7 +143,10 @@ static int load_guard(struct cgfw_ctx *ctx, unsigned int level, int map)
 	return fd;
 }
 
-/* The guard's map, made (and attached) if it is not there. */
+/*
+ * The guard's map: the one pinned with its link, or a new one, which
+ * attach_guard() attaches once it holds the children.
+ */
 static int open_guard(struct cgfw_ctx *ctx, const struct guard *g)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = BPF_F_NO_PREALLOC);
@@ -177,7 +180,7 @@ static int open_guard(struct cgfw_ctx *ctx, const struct guard *g)
 		close(map);
 		return ret;
 	}
-	return map;	/* attached once it holds the children: attach_guard() */
+	return map;
 }
 
 static int attach_guard(struct cgfw_ctx *ctx, const struct guard *g, int map)
