@@ -170,10 +170,10 @@ static void delete_tables(struct daemon *d, const struct cgfw_ruleset *old,
 				break;
 		if (u)
 			continue;
-		if (cgfw_table__delete(d->ctx, t) && errno != ENOENT)
-			say_error(d);
-		else
+		if (!cgfw_table__delete(d->ctx, t))
 			say("table '%s' deleted", t);
+		else if (errno != ENOENT)	/* ENOENT: it was never applied */
+			say_error(d);
 	}
 }
 
