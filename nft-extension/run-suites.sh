@@ -19,10 +19,14 @@ n=0 fail=0
 
 # the regression subsets: inet .t files and shell cases that exercise what
 # the patches touch (families, chains and their hooks, listing, JSON,
-# monitor, sets and maps, flush) and run in the guest in a few minutes
+# monitor, sets and maps, flush) and run in the guest in a few minutes.
+# Not any/limit.t: 1.0.6 expects `limit rate 1023000 mbytes/second` to
+# load, and 6.12 (like the host's 6.18) refuses rates whose nanosecond
+# product overflows (nft_limit.c: -EOVERFLOW), with or without the
+# series; the full run (-f) keeps it, and those are its 4 errors.
 PY_INET="inet/meta.t inet/tcp.t inet/udp.t inet/ip.t inet/sets.t inet/map.t
 	inet/ct.t inet/icmpX.t inet/reject.t any/counter.t any/log.t
-	any/quota.t any/limit.t ip/ip.t ip6/ip6.t netdev/fwd.t"
+	any/quota.t ip/ip.t ip6/ip6.t netdev/fwd.t"
 SHELL_SUBSET="chains/0001jumps_0 chains/0016delete_handle_0 chains/0021prio_0
 	chains/0025prio_arp_1 chains/0026prio_netdev_1 chains/0030create_0
 	chains/0031priority_variable_0 chains/0035policy_variable_0
