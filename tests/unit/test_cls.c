@@ -241,15 +241,14 @@ static int check(int n_rules, uint64_t seed, int n_packets,
 		}
 	}
 	if (verbose)
-		printf("  per walk: %.1f cuts, %.1f forks (%.1f skipped), %.1f leaves, %.1f empty, %.1f entries, %.1f checks; model %.0f instructions\n",
+		printf("  per walk: %.1f cuts, %.1f forks (%.1f skipped), %.1f leaves, %.1f entries, %.1f checks; model %.0f instructions\n",
 		       (double)cost.cuts / walks, (double)cost.forks / walks,
 		       (double)cost.skips / walks,
 		       (double)cost.leaves / walks,
-		       (double)cost.empties / walks,
 		       (double)cost.entries / walks,
 		       (double)cost.checks / walks,
 		       (20.0 * cost.cuts + 12 * cost.forks + 12 * cost.leaves +
-			5 * cost.empties + 10 * cost.entries +
+			10 * cost.entries +
 			9 * cost.checks) / walks);
 	cgfw_cls_blob_release(&blob);
 	free_set(&s);
@@ -354,6 +353,59 @@ static void compare(int n)
 	cb_free(&s);
 }
 
+/*
+ * What the walk does for the benchmark's packets (cb_bench_packet(): a
+ * hit early, a hit late, a miss; IPv4 and IPv6) in a list of @n rules of
+ * generator seed @seed; packet seed @pseed (0: 1000 + @seed).
+ */
+static int bench(int n, uint64_t seed, uint64_t pseed,
+		 struct cls_params *prm)
+{
+	struct cb_cfg cfg;
+	struct cls_blob blob = { 0 };
+	struct cls_stats st;
+	struct set s = { 0 };
+	struct cb_rng r;
+	uint32_t root;
+	int kind, v6;
+
+	if (getenv("CLS_PRM"))
+		sscanf(getenv("CLS_PRM"), "%u,%u,%u,%u,%u",
+		       &prm->binth, &prm->spfac, &prm->max_cuts_log2,
+		       &prm->max_forks, &prm->fork_min);
+	cb_default_cfg(&cfg);
+	cb_generate(&s.cb, &cfg, n, seed);
+	boxes_of(&s);
+	for (kind = 0; kind < (int)s.cb.n; kind++)
+		s.terminal[kind] = true;
+	if (cgfw_cls_build(&s.in, prm, &blob, &root, &st))
+		return 1;
+	cb_seed(&r, pseed ? pseed : 1000 + seed);
+	for (kind = 0; kind < 3; kind++)
+		for (v6 = 0; v6 < 2; v6++) {
+			struct cb_packet p;
+			struct cls_cost c = { 0 };
+			uint64_t key[N_DIMS];
+			uint32_t rule = 0, slot;
+			uint16_t kase;
+			int m = cb_bench_packet(&r, &s.cb, kind, v6, &p);
+
+			if (m == -2)
+				continue;
+			key_of(&p, key);
+			if (cgfw_cls_walk(&blob, root, key, -1, &rule,
+					  &kase, &slot, &c) <= 0)
+				rule = -1;
+			printf("kind %d v%d: rule %d (want %d): %zu cuts, %zu forks (%zu skipped), %zu leaves, %zu entries, %zu checks\n",
+			       kind, v6 ? 6 : 4, (int)rule, m, c.cuts,
+			       c.forks, c.skips, c.leaves,
+			       c.entries, c.checks);
+		}
+	cgfw_cls_blob_release(&blob);
+	free_set(&s);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const int sizes[] = { 0, 1, 2, 10, 100, 1000, 3000 };
@@ -368,48 +420,9 @@ int main(int argc, char **argv)
 			compare(atoi(argv[i]));
 		return 0;
 	}
-	if (argc > 2 && !strcmp(argv[1], "bench")) {
-	struct cb_cfg cfg;
-	struct cls_blob blob = { 0 };
-	struct cls_stats st;
-	struct set s = { 0 };
-	struct cb_rng r;
-	uint32_t root;
-	int kind, v6;
-
-	if (getenv("CLS_PRM"))
-		sscanf(getenv("CLS_PRM"), "%u,%u,%u,%u,%u",
-		       &prm.binth, &prm.spfac, &prm.max_cuts_log2,
-		       &prm.max_forks, &prm.fork_min);
-	cb_default_cfg(&cfg);
-	cb_generate(&s.cb, &cfg, atoi(argv[2]), 1);
-	boxes_of(&s);
-	for (kind = 0; kind < (int)s.cb.n; kind++)
-		s.terminal[kind] = true;
-	cgfw_cls_build(&s.in, &prm, &blob, &root, &st);
-	cb_seed(&r, 1 + 1000);
-	for (kind = 0; kind < 3; kind++)
-		for (v6 = 0; v6 < 2; v6++) {
-			struct cb_packet p;
-			struct cls_cost c = { 0 };
-			uint64_t key[N_DIMS];
-			uint32_t rule = 0, slot;
-			uint16_t kase;
-			int m = cb_bench_packet(&r, &s.cb, kind, v6, &p);
-
-			if (m == -2)
-				continue;
-			key_of(&p, key);
-			if (cgfw_cls_walk(&blob, root, key, -1, &rule,
-				     &kase, &slot, &c) <= 0)
-				rule = -1;
-			printf("kind %d v%d: rule %d (want %d): %zu cuts, %zu forks (%zu skipped), %zu leaves, %zu empty, %zu entries, %zu checks\n",
-			       kind, v6 ? 6 : 4, (int)rule, m, c.cuts,
-			       c.forks, c.skips, c.leaves, c.empties,
-			       c.entries, c.checks);
-		}
-	return 0;
-}
+	if (argc > 2 && !strcmp(argv[1], "bench"))
+		return bench(atoi(argv[2]), argc > 3 ? atoll(argv[3]) : 1,
+			     argc > 4 ? atoll(argv[4]) : 0, &prm);
 	if (argc > 2 && !strcmp(argv[1], "stats")) {
 	if (getenv("CLS_PRM"))
 			sscanf(getenv("CLS_PRM"), "%u,%u,%u,%u,%u",

@@ -88,8 +88,10 @@ struct cls_input {
  *	leaf: kind 1, entries from a to b, then the walk goes on at c
  *	guard: kind 2, walk on at a, or at b when the best match so far is
  *	      below rule c (the lowest rule under a)
- *	empty: kind 3, no entries: go on at c
  *	end: kind 4, the walk is over
+ * A child with no boxes is a copy of the record the walk goes on to (a
+ * guard or the end): their fields are offsets, so the copy does what
+ * the record does, one step sooner. (Kind 3 is not used.)
  * The tree is threaded: a cut whose boxes that reach every child were
  * set aside (a fork, as EffiCuts separates wide rules) builds a subtree
  * of them too; the leaves of the one walked first go on to a guard of
@@ -115,7 +117,6 @@ struct cls_node {
 #define CLS_CUT		0
 #define CLS_LEAF	1
 #define CLS_GUARD	2
-#define CLS_EMPTY	3
 #define CLS_END		4
 #define CLS_NODE_SIZE	16
 #define CLS_ENTRY_SIZE	16
@@ -173,7 +174,7 @@ int cgfw_cls_build(const struct cls_input *in, const struct cls_params *prm,
  * @cost (NULL: not counted) adds what the walk did.
  */
 struct cls_cost {
-	size_t cuts, forks, skips, leaves, empties, entries, checks;
+	size_t cuts, forks, skips, leaves, entries, checks;
 };
 
 int cgfw_cls_walk(const struct cls_blob *blob, uint32_t root, const uint64_t *key,

@@ -1039,9 +1039,8 @@ static void gen_run(struct cg *g, struct cls_chain *c, struct cls_run *run,
 	cgfw_em_bind(g->em, other);
 	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, CLS_LEAF, leaf);
 	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, CLS_END, pass_end);
-	/* empty: go on; a guard: walk a, or b if the best is below c */
+	/* a guard: walk a, or b if the best is below c */
 	E(I_LDX(BPF_W, BPF_REG_0, BPF_REG_1, 12));
-	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, CLS_EMPTY, walk);
 	cgfw_em_jmp_reg(g->em, BPF_JGE, BPF_REG_0, BPF_REG_8, guard_skip);
 	E(I_LDX(BPF_W, BPF_REG_0, BPF_REG_1, 4));
 	cgfw_em_goto(g->em, walk);

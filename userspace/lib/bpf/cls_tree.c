@@ -161,9 +161,12 @@ static int leaf(struct bctx *b, const uint32_t *boxes, size_t n,
 	int ret;
 
 	if (!n) {
-		memset(out, 0, sizeof(*out));
-		out->kind = CLS_EMPTY;
-		out->c = cont;
+		/*
+		 * Nothing here: the walk goes on at @cont, a record already
+		 * written (the end, or a guard), whose fields are offsets; a
+		 * copy of it does what it does, one record sooner.
+		 */
+		memcpy(out, b->blob->buf + cont, sizeof(*out));
 		b->st->leaves++;
 		return 0;
 	}
@@ -773,10 +776,6 @@ int cgfw_cls_walk(const struct cls_blob *blob, uint32_t root, const uint64_t *ke
 			cost->forks++;
 			cost->skips += r.c >= best;
 			n = r.c >= best ? r.b : r.a;
-			continue;
-		case CLS_EMPTY:
-			cost->empties++;
-			n = r.c;
 			continue;
 		case CLS_END:
 			return best != UINT64_MAX;
