@@ -52,6 +52,7 @@ struct shape {
 
 extern const struct shape shape_friendly, shape_mixed;
 extern char mixed_packet[256];	/* what the mixed rows send, and why */
+int mixed_bench_packet(int n, int maxn, int kind, int v6, struct pkt *p);
 
 enum kind {
 	K_NONE,		/* nothing installed */
@@ -157,6 +158,7 @@ struct probe {
 	enum probe_kind kind;
 	enum dir dir;		/* PR_UDP: which end is in the cgroup */
 	struct pkt pkt;
+	int expect;		/* PR_TESTRUN: the verdict, 1 pass, 0 drop */
 	const char *unit;	/* ns/pkt, ns/transaction, ns/run, ms */
 };
 

@@ -48,7 +48,7 @@
 #include "netprobe.h"
 
 #define MAX_ROUNDS 32
-#define MAX_PR 8
+#define MAX_PR 12
 #define HIER 10
 
 char cg_root[256];
@@ -190,19 +190,22 @@ static struct setup *add_setup(const char *group, const char *pname,
 	return s;
 }
 
-static void add_probe(struct setup *s, const char *name, enum probe_kind kind,
-		      enum dir dir, const struct pkt *k, const char *unit)
+/* The probe added, or NULL (no setup, a probe of that name already, or
+ * a test run where the path has no program) */
+static struct probe *add_probe(struct setup *s, const char *name,
+			       enum probe_kind kind, enum dir dir,
+			       const struct pkt *k, const char *unit)
 {
 	struct probe *pr;
 	int i;
 
 	if (!s)
-		return;
+		return NULL;
 	for (i = 0; i < s->n_pr; i++)
 		if (!strcmp(s->pr[i].name, name))
-			return;
+			return NULL;
 	if (kind == PR_TESTRUN && !s->path->prog_fd)
-		return;
+		return NULL;
 	if (s->n_pr == MAX_PR)
 		abort();
 	pr = &s->pr[s->n_pr++];
@@ -211,7 +214,9 @@ static void add_probe(struct setup *s, const char *name, enum probe_kind kind,
 	pr->dir = dir;
 	if (k)
 		pr->pkt = *k;
+	pr->expect = 1;
 	pr->unit = unit;
+	return pr;
 }
 
 static void pkt_udp(struct pkt *k, int v6, int proto)
@@ -326,6 +331,33 @@ static void plan_hook(void)
 	}
 }
 
+/*
+ * The classifier's packets on a mixed list of @n rules: a hit early, a
+ * hit late and a miss, IPv4 and IPv6 (tr4-early ... tr6-miss), each
+ * with the verdict nft gives it.
+ */
+static void mixed_testruns(struct setup *s, int n, int maxn)
+{
+	static const char *const kinds[] = { "early", "late", "miss" };
+	char name[32];
+	struct probe *pr;
+	struct pkt p;
+	int kind, v6, verdict;
+
+	for (v6 = 0; v6 < 2; v6++)
+		for (kind = 0; kind < 3; kind++) {
+			verdict = mixed_bench_packet(n, maxn, kind, v6, &p);
+			if (verdict < 0)
+				continue;
+			snprintf(name, sizeof(name), "tr%d-%s", v6 ? 6 : 4,
+				 kinds[kind]);
+			pr = add_probe(s, name, PR_TESTRUN, EGRESS, &p,
+				       "ns/run");
+			if (pr)
+				pr->expect = verdict;
+		}
+}
+
 static void plan_rules(void)
 {
 	static const char *const paths[] = {
@@ -363,6 +395,8 @@ static void plan_rules(void)
 				s = &setups[n_setups - 1];
 				add_probe(s, tname, PR_TESTRUN, EGRESS, &p,
 					  "ns/run");
+				if (sh == &shape_mixed)
+					mixed_testruns(s, opt.rules[j], maxn);
 			}
 	}
 }

@@ -621,8 +621,9 @@ static double testrun_probe(const struct probe *pr, const struct path *p,
 		snprintf(err, esz, "test run: %s", strerror(-r));
 		return -1;
 	}
-	if (ret != 1) {
-		snprintf(err, esz, "test run verdict %u, expected 1 (pass)", ret);
+	if (ret != (uint32_t)pr->expect) {
+		snprintf(err, esz, "test run verdict %u, expected %d (%s)", ret,
+			 pr->expect, pr->expect ? "pass" : "drop");
 		return -1;
 	}
 	for (i = 0; i < 3; i++)

@@ -66,6 +66,7 @@ const struct shape shape_friendly = {
 
 static struct brule *mixed;
 static int n_mixed;
+static struct cb_set mixed_set;	/* the generator's, for its packets */
 char mixed_packet[256];
 
 static bool rule_matches(const struct brule *r, const struct pkt *p,
@@ -113,13 +114,14 @@ static const char mixed_generator[] =
 static void mixed_generate(int n)
 {
 	struct cb_cfg cfg;
-	struct cb_set s;
 	int i;
 
+	if (mixed_set.rules)
+		cb_free(&mixed_set);
 	cb_default_cfg(&cfg);
-	cb_generate(&s, &cfg, n, MIXED_SEED);
+	cb_generate(&mixed_set, &cfg, n, MIXED_SEED);
 	for (i = 0; i < n; i++) {
-		const struct cb_rule *c = &s.rules[i];
+		const struct cb_rule *c = &mixed_set.rules[i];
 		struct brule *r = &mixed[i];
 
 		r->v6 = c->v6;
@@ -133,7 +135,6 @@ static void mixed_generate(int n)
 		r->drop = c->drop;
 		r->counter = c->counter;
 	}
-	cb_free(&s);
 }
 
 static const struct brule *mixed_rules(int n, int proto)
@@ -262,6 +263,37 @@ static int mixed_miss(int n, int v6, struct pkt *p)
 			 "no packet of the rules' space misses all %d: first match rule %d (accept), udp %s:%d -> %s:%d",
 			 n, tries + 1, p->saddr, p->sport, p->daddr, p->dport);
 	return tries >= 0 ? 0 : -1;
+}
+
+/*
+ * The generator's own benchmark packets (cb_bench_packet()) for the first
+ * @n of @maxn rules: @kind 0 a hit in the first 1%, 1 in the last 1%,
+ * 2 a miss; IPv6 if @v6. The verdict a test run must give (1 pass, 0
+ * drop; the chains' policy is accept), or -1 when there is no such
+ * packet.
+ */
+int mixed_bench_packet(int n, int maxn, int kind, int v6, struct pkt *p)
+{
+	struct cb_rng r;
+	struct cb_packet c;
+	struct cb_set s;
+	int m, af = v6 ? AF_INET6 : AF_INET;
+
+	mixed_rules(maxn, 0);
+	s = mixed_set;
+	s.n = n;
+	cb_seed(&r, 1000 + n);
+	m = cb_bench_packet(&r, &s, kind, v6, &c);
+	if (m == -2)
+		return -1;
+	memset(p, 0, sizeof(*p));
+	p->v6 = v6;
+	p->proto = c.proto;
+	inet_ntop(af, c.src.b, p->saddr, sizeof(p->saddr));
+	inet_ntop(af, c.dst.b, p->daddr, sizeof(p->daddr));
+	p->sport = c.sport;
+	p->dport = c.dport;
+	return m < 0 ? 1 : !mixed[m].drop;
 }
 
 const struct shape shape_mixed = {

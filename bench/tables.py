@@ -141,8 +141,11 @@ def scaling(rows, group, shape, probe, xs_label):
         print()
         body = []
         for p in paths(tr):
-            body.append([p] + [cell(find(tr, path=p, n=n), False)
-                               for n in ns])
+            probes = sorted({r["probe"] for r in tr if r["path"] == p})
+            for pr in probes:
+                name = p if len(probes) == 1 else "%s %s" % (p, pr)
+                body.append([name] + [cell(find(tr, path=p, n=n, probe=pr),
+                                           False) for n in ns])
         print(table(["test run"] + head[1:], body))
     ld = [r for r in rs if r["apply_ms"] is not None]
     if ld:
