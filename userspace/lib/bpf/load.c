@@ -159,19 +159,56 @@ static uint32_t chain_idx(const struct ir_table *t, const struct ir_chain *c)
 	return UINT32_MAX;
 }
 
-static int32_t rule_idx(const struct ir_chain *c, const struct ir_rule *r)
+/* Where each rule of a table is in its chain, sorted by address: the
+ * description names a counter slot's rule by its place, for thousands of
+ * slots. */
+struct rule_pos {
+	const struct ir_rule *rule;
+	int32_t idx;
+};
+
+static int cmp_pos(const void *a, const void *b)
 {
-	const struct ir_rule *x;
-	int32_t i = 0;
+	const struct rule_pos *x = a, *y = b;
+
+	return (x->rule > y->rule) - (x->rule < y->rule);
+}
+
+static struct rule_pos *rule_positions(const struct ir_table *t, size_t *n)
+{
+	const struct ir_chain *c;
+	const struct ir_rule *r;
+	struct rule_pos *pos;
+	size_t k = 0;
+	int32_t i;
+
+	list_for_each_entry(c, &t->chains, list)
+		list_for_each_entry(r, &c->rules, list)
+			k++;
+	pos = malloc((k ? k : 1) * sizeof(*pos));
+	if (!pos)
+		return NULL;
+	k = 0;
+	list_for_each_entry(c, &t->chains, list) {
+		i = 0;
+		list_for_each_entry(r, &c->rules, list)
+			pos[k++] = (struct rule_pos){ .rule = r, .idx = i++ };
+	}
+	qsort(pos, k, sizeof(*pos), cmp_pos);
+	*n = k;
+	return pos;
+}
+
+/* @r's place in its chain, -1 for none */
+static int32_t rule_idx(const struct rule_pos *pos, size_t n,
+			const struct ir_rule *r)
+{
+	struct rule_pos key = { .rule = r }, *p;
 
 	if (!r)
 		return -1;
-	list_for_each_entry(x, &c->rules, list) {
-		if (x == r)
-			return i;
-		i++;
-	}
-	return -1;
+	p = bsearch(&key, pos, n, sizeof(*pos), cmp_pos);
+	return p ? p->idx : -1;
 }
 
 /* A set's attributes, elements left out, as a NEWSET message. */
@@ -209,15 +246,18 @@ static void describe_quota(struct strbuf *sb, const struct bpf_table *bt,
 	const struct ir_chain *c;
 	const struct ir_rule *r;
 	uint32_t ci = 0;
+	int32_t ri;
 
 	list_for_each_entry(c, &bt->table->chains, list) {
+		ri = -1;
 		list_for_each_entry(r, &c->rules, list) {
+			ri++;
 			nftnl_expr_foreach(r->nl, is_expr, &f);
 			if (!f.found)
 				continue;
 			cgfw_desc_put_quota(sb, &(struct desc_quota){
 				.map_id = map_id(bt->maps[bt->quotas.map].fd),
-				.slot = k, .chain = ci, .rule = rule_idx(c, r),
+				.slot = k, .chain = ci, .rule = ri,
 				.bytes = nftnl_expr_get_u64(
 					(struct nftnl_expr *)f.expr,
 					NFTNL_EXPR_QUOTA_BYTES),
@@ -258,9 +298,10 @@ static int describe(const struct bpf_table *bt, uint64_t gen,
 	const struct bpf_prog_spec *p;
 	const struct ir_chain *c;
 	const struct ir_rule *r;
+	struct rule_pos *pos;
 	char buf[8192];
 	uint32_t i = 0, len;
-	size_t k, j;
+	size_t k, j, n_pos;
 	int ret;
 
 	cgfw_desc_put_header(sb, gen, with_nft, t->name);
@@ -293,6 +334,9 @@ static int describe(const struct bpf_table *bt, uint64_t gen,
 			.nlset_len = len,
 		});
 	}
+	pos = rule_positions(t, &n_pos);
+	if (!pos)
+		return -ENOMEM;
 	for (k = 0; k < bt->n_progs; k++) {
 		p = &bt->progs[k];
 		cgfw_desc_put_prog(sb, &(struct desc_prog){
@@ -303,10 +347,10 @@ static int describe(const struct bpf_table *bt, uint64_t gen,
 			cgfw_desc_put_slot(sb, &(struct desc_slot){
 				.prog = k, .slot = j,
 				.chain = chain_idx(t, p->slots[j].chain),
-				.rule = rule_idx(p->slots[j].chain,
-						 p->slots[j].rule),
+				.rule = rule_idx(pos, n_pos, p->slots[j].rule),
 			});
 	}
+	free(pos);
 	for (k = 0; k < bt->quotas.n; k++)
 		describe_quota(sb, bt, k);
 	return sb->oom ? -ENOMEM : 0;
