@@ -29,6 +29,20 @@ check "check reads standard input" \
 check "compile shows each rule's source line and bytecode" \
 	bash -c "cd '$work' && '$CGFW' compile web.nft | grep -q '^# web.nft:[0-9]*: tcp dport { 80, 443 } counter accept\$' &&
 		 '$CGFW' compile -b nft '$work/web.nft' | grep -q 'payload load 2b @ transport header + 2 => reg 1'"
+# The rules come back in chain order: from what the commit announced when
+# every rule was appended, from a dump when one was inserted (readback.c).
+printf 'table cgroup order {\n\tchain c {\n\t\ttype filter hook egress cgroup "%s" priority 0;\n\t\ttcp dport 1 accept\n\t\ttcp dport 2 accept\n\t}\n\tchain d {\n\t\tudp dport 3 drop\n\t}\n}\nadd rule cgroup order c tcp dport 5 accept\nadd rule cgroup order d udp dport 4 drop\nadd rule cgroup order c tcp dport 7 accept\n' \
+	"$cg" > "$work/order.nft"
+{ cat "$work/order.nft"
+  printf 'insert rule cgroup order c tcp dport 6 accept\nadd rule cgroup order c index 0 tcp dport 8 accept\n'; } > "$work/order2.nft"
+ports() {	# the ports the rules of FILE compare, in rule order
+	"$CGFW" compile -b nft "$1" |
+		sed -n 's/.*cmp eq reg 1 0x0000\([0-9a-f][0-9a-f]\)00 ]$/\1/p' | xargs
+}
+check "rules added after their table come back in their chains' order" \
+	test "$(ports "$work/order.nft")" = "01 02 05 07 03 04"
+check "rules inserted and added at an index come back where nft put them" \
+	test "$(ports "$work/order2.nft")" = "06 08 01 02 05 07 03 04"
 check "apply, then list shows the cgroup family and the hook" \
 	bash -c "'$CGFW' apply '$work/web.nft' && '$CGFW' list | grep -q '^table cgroup web {' &&
 		 '$CGFW' list web | grep -qF 'type filter hook egress cgroup \"$root/$cg\" priority 0; policy drop;'"

@@ -140,13 +140,30 @@ static void translate_errors(struct cgfw_ctx *ctx,
 struct job {
 	const struct shadow_job *job;
 	int fd;
+	struct strbuf out;	/* messages not sent yet */
 };
+
+/* The messages gathered, as one record: a write per message costs more
+ * than the message, when there are a million. */
+static int flush_msgs(struct job *j)
+{
+	int ret = 0;
+
+	if (j->out.oom)
+		ret = -ENOMEM;
+	else if (j->out.len)
+		ret = cgfw_child_send(j->fd, REC_NLMSG, j->out.buf, j->out.len);
+	cgfw_sb_release(&j->out);
+	cgfw_sb_init(&j->out);
+	return ret;
+}
 
 static int send_msg(const struct nlmsghdr *nlh, void *data)
 {
 	struct job *j = data;
 
-	return cgfw_child_send(j->fd, REC_NLMSG, nlh, nlh->nlmsg_len);
+	cgfw_sb_addn(&j->out, (const char *)nlh, NLMSG_ALIGN(nlh->nlmsg_len));
+	return j->out.oom || j->out.len >= (1 << 18) ? flush_msgs(j) : 0;
 }
 
 static int setup_error(int fd, int err, const char *why)
@@ -160,12 +177,13 @@ static int setup_error(int fd, int err, const char *why)
 /* In the child: a shadow namespace, the setup batch, nft, the dump. */
 static int child_job(void *arg, int fd)
 {
-	struct job j = { .job = arg, .fd = fd };
+	struct job j = { .job = arg, .fd = fd, .out = { 0 } };
 	const struct shadow_job *job = j.job;
 	struct readback_opts ro = { .tap = send_msg, .tap_data = &j };
 	struct cgfw_ruleset rs = { .src = { .name = "shadow" } };
 	struct cgfw_ctx quiet = { 0 };
-	struct mnl_socket *nl;
+	struct mnl_socket *nl, *heard = NULL;
+	struct strbuf rules, elems;
 	struct nft_ctx *nft;
 	const char *err;
 	char fdname[64];
@@ -173,6 +191,9 @@ static int child_job(void *arg, int fd)
 
 	if (unshare(CLONE_NEWNET))
 		return setup_error(fd, -errno, NULL);
+	/* the rules nft makes, as the commit says them: no rule dump */
+	if (cgfw_readback_listen(&heard))
+		heard = NULL;
 	if (job->setup && job->setup->n_origins) {
 		ret = cgfw_nl_open(&quiet, &nl);
 		ret = ret ? : cgfw_nl_batch_commit(&quiet, nl, job->setup,
@@ -198,9 +219,24 @@ static int child_job(void *arg, int fd)
 		cgfw_child_send(fd, REC_NFT_ERROR, err, strlen(err));
 		return -EINVAL;
 	}
+	cgfw_sb_init(&rules);
+	cgfw_sb_init(&elems);
+	if (heard && !cgfw_readback_notes(heard, &rules, &elems)) {
+		/* an empty buffer is not NULL: nothing of that kind */
+		ro.rules = rules.buf ? rules.buf : "";
+		ro.rules_len = rules.len;
+		ro.elems = elems.buf ? elems.buf : "";
+		ro.elems_len = elems.len;
+	}
+	if (heard)
+		mnl_socket_close(heard);
 	cgfw_ir_init(&rs);
 	ret = cgfw_readback(&quiet, &rs, &ro);
+	ret = ret ? : flush_msgs(&j);
+	cgfw_sb_release(&j.out);
 	cgfw_ir_release(&rs);
+	cgfw_sb_release(&rules);
+	cgfw_sb_release(&elems);
 	return ret;
 }
 

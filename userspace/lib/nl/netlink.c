@@ -287,3 +287,56 @@ int cgfw_nl_dump(struct mnl_socket *nl, struct nlmsghdr *req,
 			return 0;
 	}
 }
+
+int cgfw_nl_listen(struct mnl_socket **out, int rcvbuf)
+{
+	struct mnl_socket *nl = mnl_socket_open(NETLINK_NETFILTER);
+	int ret;
+
+	if (!nl)
+		return -errno;
+	/* FORCE passes rmem_max: CAP_NET_ADMIN, which the caller has */
+	if (setsockopt(mnl_socket_get_fd(nl), SOL_SOCKET, SO_RCVBUFFORCE,
+		       &rcvbuf, sizeof(rcvbuf)) ||
+	    mnl_socket_bind(nl, 1 << (NFNLGRP_NFTABLES - 1),
+			    MNL_SOCKET_AUTOPID) < 0) {
+		ret = -errno;
+		mnl_socket_close(nl);
+		return ret;
+	}
+	*out = nl;
+	return 0;
+}
+
+int cgfw_nl_drain(struct mnl_socket *nl, cgfw_nl_cb cb, void *data)
+{
+	const size_t size = 1 << 16;
+	const struct nlmsghdr *nlh;
+	char *buf = malloc(size);
+	int left, ret = 0;
+	ssize_t n;
+
+	if (!buf)
+		return -ENOMEM;
+	while (!ret) {
+		n = recv(mnl_socket_get_fd(nl), buf, size,
+			 MSG_DONTWAIT | MSG_TRUNC);
+		if (n < 0) {
+			ret = errno == EAGAIN ? 1 : -errno;
+			break;
+		}
+		if (n > (ssize_t)size) {
+			ret = -EMSGSIZE;
+			break;
+		}
+		left = n;
+		for (nlh = (void *)buf; mnl_nlmsg_ok(nlh, left);
+		     nlh = mnl_nlmsg_next(nlh, &left))
+			if (cb(nlh, data) != MNL_CB_OK) {
+				ret = -ECANCELED;
+				break;
+			}
+	}
+	free(buf);
+	return ret < 0 ? ret : 0;
+}
