@@ -81,6 +81,47 @@ static int cls_prog_of(const struct bpf_table *bt, size_t map)
 	return -1;
 }
 
+
+/*
+ * A map's elements: in batches of up to 64k (one syscall each, where a
+ * million elements one by one took seconds), or one by one where the
+ * kernel has no batch update for the map (and for per-CPU values).
+ */
+#define ENOTSUPP_KERNEL 524	/* the kernel's ENOTSUPP: no such batch op */
+
+static int fill_map(const struct bpf_map_spec *m)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, o, .elem_flags = BPF_ANY);
+	bool batch = m->type != BPF_MAP_TYPE_PERCPU_ARRAY &&
+		     m->type != BPF_MAP_TYPE_PERCPU_HASH;
+	uint32_t done = 0, n;
+	int ret = 0;
+
+	while (batch && done < m->n_elems) {
+		n = m->n_elems - done < 65536 ? m->n_elems - done : 65536;
+		ret = bpf_map_update_batch(m->fd,
+					   (uint8_t *)m->keys + (size_t)done * m->key_size,
+					   (uint8_t *)m->values + (size_t)done * m->value_size,
+					   &n, &o);
+		if (ret && !done && !n &&
+		    (ret == -EINVAL || ret == -ENOTSUPP_KERNEL ||
+		     ret == -EOPNOTSUPP)) {
+			batch = false;	/* no batch for this map here */
+			ret = 0;
+		} else if (ret) {
+			return ret;
+		} else {
+			done += n;
+		}
+	}
+	for (; !ret && done < m->n_elems; done++)
+		ret = bpf_map_update_elem(m->fd,
+					  (uint8_t *)m->keys + (size_t)done * m->key_size,
+					  (uint8_t *)m->values + (size_t)done * m->value_size,
+					  BPF_ANY);
+	return ret;
+}
+
 /*
  * The maps, made and filled; *@failed: the one that was not. A blob the
  * kernel refuses is no error yet (cgfw_bpf_load() goes rule by rule).
@@ -91,7 +132,7 @@ static int create_maps(struct cgfw_ctx *ctx, struct bpf_table *bt,
 	uint32_t key_id = 0, value_id = 0;
 	struct bpf_map_spec *m;
 	int btf_fd = -1, ret = 0;
-	size_t i, j;
+	size_t i;
 
 	for (i = 0; !ret && i < bt->n_maps; i++) {
 		LIBBPF_OPTS(bpf_map_create_opts, o);
@@ -122,15 +163,10 @@ static int create_maps(struct cgfw_ctx *ctx, struct bpf_table *bt,
 					 m->value_size, strerror(-ret));
 			break;
 		}
-		for (j = 0; !ret && j < m->n_elems; j++) {
-			ret = bpf_map_update_elem(
-				m->fd, (uint8_t *)m->keys + j * m->key_size,
-				(uint8_t *)m->values + j * m->value_size,
-				BPF_ANY);
-			if (ret && cls_prog_of(bt, i) < 0)
-				cgfw_err(ctx, "cannot fill BPF map %s: %s",
-					 m->name, strerror(-ret));
-		}
+		ret = fill_map(m);
+		if (ret && cls_prog_of(bt, i) < 0)
+			cgfw_err(ctx, "cannot fill BPF map %s: %s", m->name,
+				 strerror(-ret));
 	}
 	if (btf_fd >= 0)
 		close(btf_fd);	/* the maps hold their own reference */

@@ -54,21 +54,32 @@ static int add_map(struct bpf_table *bt, struct bpf_map_spec **out)
 	return 0;
 }
 
+/* One element more for a set's map; its arrays grow by half again. */
 static int add_elem(struct bpf_map_spec *m, const void *key,
 		    const void *value)
 {
-	uint8_t *k = realloc(m->keys, (m->n_elems + 1) * m->key_size);
-	uint8_t *v;
+	uint8_t *k, *v;
+	size_t cap;
 
-	if (!k)
-		return -ENOMEM;
-	m->keys = k;
-	v = realloc(m->values, (m->n_elems + 1) * m->value_size);
-	if (!v)
-		return -ENOMEM;
-	m->values = v;
-	memcpy(k + m->n_elems * m->key_size, key, m->key_size);
-	memcpy(v + m->n_elems * m->value_size, value, m->value_size);
+	if (m->n_elems == m->cap_elems) {
+		cap = m->cap_elems < 16 ? 16 :
+		      (size_t)m->cap_elems + m->cap_elems / 2;
+		if (cap > UINT32_MAX)
+			return -E2BIG;
+		k = realloc(m->keys, cap * m->key_size);
+		if (!k)
+			return -ENOMEM;
+		m->keys = k;
+		v = realloc(m->values, cap * m->value_size);
+		if (!v)
+			return -ENOMEM;
+		m->values = v;
+		m->cap_elems = cap;
+	}
+	memcpy((uint8_t *)m->keys + (size_t)m->n_elems * m->key_size, key,
+	       m->key_size);
+	memcpy((uint8_t *)m->values + (size_t)m->n_elems * m->value_size,
+	       value, m->value_size);
 	m->n_elems++;
 	return 0;
 }

@@ -39,6 +39,7 @@ struct bpf_map_spec {
 	uint32_t key_size, value_size, max_entries, flags;
 	void *keys, *values;		/* n_elems entries of each */
 	uint32_t n_elems;
+	uint32_t cap_elems;		/* room for, where a set fills it */
 	bool inline_only;		/* compiled as comparisons: no map */
 	bool spin_lock;			/* values start with a bpf_spin_lock */
 	bool desc;			/* the description (bpf/desc.h) */

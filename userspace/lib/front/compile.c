@@ -227,6 +227,7 @@ static int child_job(void *arg, int fd)
 		ro.rules_len = rules.len;
 		ro.elems = elems.buf ? elems.buf : "";
 		ro.elems_len = elems.len;
+		ro.heard_to_tap = true;	/* the parent reads them */
 	}
 	if (heard)
 		mnl_socket_close(heard);

@@ -63,7 +63,7 @@ int cgfw_set_elems(const struct nftnl_set *s, cgfw_elem_fn fn, void *data)
 	struct nftnl_set_elem *e;
 	const uint8_t *key, *kend;
 	uint8_t last[16];
-	size_t n = 0, i;
+	size_t n = 0, cap = 0, i;
 	int ret = 0;
 
 	it = nftnl_set_elems_iter_create(s);
@@ -85,12 +85,15 @@ int cgfw_set_elems(const struct nftnl_set *s, cgfw_elem_fn fn, void *data)
 			ret = fn(key, interval ? kend : NULL, klen, e, data);
 			continue;
 		}
-		nb = realloc(b, (n + 1) * sizeof(*b));
-		if (!nb) {
-			ret = -ENOMEM;
-			break;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 1024;
+			nb = realloc(b, cap * sizeof(*b));
+			if (!nb) {
+				ret = -ENOMEM;
+				break;
+			}
+			b = nb;
 		}
-		b = nb;
 		b[n].key = key;
 		b[n].end = elem_flags(e) & NFT_SET_ELEM_INTERVAL_END;
 		b[n].elem = e;

@@ -565,8 +565,13 @@ static int replay(struct rb_state *st, const void *buf, size_t len)
 		if (st->opts->family != NFPROTO_UNSPEC &&
 		    nfg->nfgen_family != st->opts->family)
 			continue;
-		if (dispatch(nlh, st) != MNL_CB_OK)
+		if (st->opts->heard_to_tap) {
+			st->err = st->opts->tap(nlh, st->opts->tap_data);
+			if (st->err)
+				return st->err;
+		} else if (dispatch(nlh, st) != MNL_CB_OK) {
 			return st->err;
+		}
 	}
 	return 0;
 }

@@ -28,6 +28,7 @@ struct readback_opts {
 	 * (cgfw_readback_notes()); NULL: dump them. */
 	const void *rules, *elems;
 	size_t rules_len, elems_len;
+	bool heard_to_tap;	/* those go to the tap only, not into @rs */
 };
 
 /* The tables of the current network namespace, into @rs. */
