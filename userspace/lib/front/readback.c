@@ -402,18 +402,19 @@ static int dump_elems(struct mnl_socket *nl, struct rb_state *st,
 	return ret;
 }
 
-/* ---- the rules as the commit announced them ---- */
+/* ---- rules and elements as the commit announced them ---- */
 
 /*
- * The kernel announces each rule a commit made (NFNLGRP_NFTABLES), in the
- * order of the batch, as the message a dump gives, with its handle and,
- * unless it is its chain's first or last, the handle of the rule before
- * it (NFTA_RULE_POSITION). The announced order is the chain's when every
- * rule was appended (NLM_F_APPEND), each names the one announced before it
- * in its chain, the first names none, and only the last of the others may
- * name none; and nothing was deleted. nft -f of a file of "add" and
- * declarations is that; an "insert", a position, a "delete" are not, and
- * neither are lost messages: then the rules are dumped.
+ * The kernel announces each rule and set element a commit made
+ * (NFNLGRP_NFTABLES), in the order of the batch, as the message a dump
+ * gives; elements in any order are the same set. A rule comes with its
+ * handle and, unless it is its chain's first or last, the handle of the
+ * rule before it (NFTA_RULE_POSITION). The announced order is the chain's
+ * when every rule was appended (NLM_F_APPEND), each names the one
+ * announced before it in its chain, the first names none, and only the
+ * last of the others may name none; and nothing was deleted. nft -f of a
+ * file of "add" and declarations is that; an "insert", a position, a
+ * "delete" are not, and neither are lost messages: then both are dumped.
  */
 struct heard_chain {
 	uint16_t family;
@@ -565,7 +566,7 @@ static int replay(struct rb_state *st, const void *buf, size_t len)
 		if (st->opts->family != NFPROTO_UNSPEC &&
 		    nfg->nfgen_family != st->opts->family)
 			continue;
-		if (st->opts->heard_to_tap) {
+		if (st->opts->heard_to_tap && st->opts->tap) {
 			st->err = st->opts->tap(nlh, st->opts->tap_data);
 			if (st->err)
 				return st->err;
