@@ -81,14 +81,13 @@ static int cls_prog_of(const struct bpf_table *bt, size_t map)
 	return -1;
 }
 
+#define ENOTSUPP_KERNEL 524	/* the kernel's ENOTSUPP: no such batch op */
 
 /*
  * A map's elements: in batches of up to 64k (one syscall each, where a
  * million elements one by one took seconds), or one by one where the
  * kernel has no batch update for the map (and for per-CPU values).
  */
-#define ENOTSUPP_KERNEL 524	/* the kernel's ENOTSUPP: no such batch op */
-
 static int fill_map(const struct bpf_map_spec *m)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, o, .elem_flags = BPF_ANY);

@@ -191,7 +191,8 @@ static int child_job(void *arg, int fd)
 
 	if (unshare(CLONE_NEWNET))
 		return setup_error(fd, -errno, NULL);
-	/* the rules nft makes, as the commit says them: no rule dump */
+	/* what nft makes, as its commit announces it: no dumps of rules
+	 * and elements (front/readback.c) */
 	if (cgfw_readback_listen(&heard))
 		heard = NULL;
 	if (job->setup && job->setup->n_origins) {
