@@ -182,8 +182,7 @@ static int child_job(void *arg, int fd)
 	struct readback_opts ro = { .tap = send_msg, .tap_data = &j };
 	struct cgfw_ruleset rs = { .src = { .name = "shadow" } };
 	struct cgfw_ctx quiet = { 0 };
-	struct mnl_socket *nl, *heard = NULL;
-	struct strbuf rules, elems;
+	struct mnl_socket *nl;
 	struct nft_ctx *nft;
 	const char *err;
 	char fdname[64];
@@ -191,10 +190,6 @@ static int child_job(void *arg, int fd)
 
 	if (unshare(CLONE_NEWNET))
 		return setup_error(fd, -errno, NULL);
-	/* what nft makes, as its commit announces it: no dumps of rules
-	 * and elements (front/readback.c) */
-	if (cgfw_readback_listen(&heard))
-		heard = NULL;
 	if (job->setup && job->setup->n_origins) {
 		ret = cgfw_nl_open(&quiet, &nl);
 		ret = ret ? : cgfw_nl_batch_commit(&quiet, nl, job->setup,
@@ -220,25 +215,11 @@ static int child_job(void *arg, int fd)
 		cgfw_child_send(fd, REC_NFT_ERROR, err, strlen(err));
 		return -EINVAL;
 	}
-	cgfw_sb_init(&rules);
-	cgfw_sb_init(&elems);
-	if (heard && !cgfw_readback_notes(heard, &rules, &elems)) {
-		/* an empty buffer is not NULL: nothing of that kind */
-		ro.rules = rules.buf ? rules.buf : "";
-		ro.rules_len = rules.len;
-		ro.elems = elems.buf ? elems.buf : "";
-		ro.elems_len = elems.len;
-		ro.heard_to_tap = true;	/* the parent reads them */
-	}
-	if (heard)
-		mnl_socket_close(heard);
 	cgfw_ir_init(&rs);
 	ret = cgfw_readback(&quiet, &rs, &ro);
 	ret = ret ? : flush_msgs(&j);
 	cgfw_sb_release(&j.out);
 	cgfw_ir_release(&rs);
-	cgfw_sb_release(&rules);
-	cgfw_sb_release(&elems);
 	return ret;
 }
 

@@ -11,7 +11,6 @@
 #include <endian.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #include <libmnl/libmnl.h>
@@ -23,7 +22,6 @@
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/nf_tables.h>
 
-#include "base/strbuf.h"
 #include "front/readback.h"
 #include "nl/netlink.h"
 
@@ -402,181 +400,6 @@ static int dump_elems(struct mnl_socket *nl, struct rb_state *st,
 	return ret;
 }
 
-/* ---- rules and elements as the commit announced them ---- */
-
-/*
- * The kernel announces each rule and set element a commit made
- * (NFNLGRP_NFTABLES), in the order of the batch, as the message a dump
- * gives; elements in any order are the same set. A rule comes with its
- * handle and, unless it is its chain's first or last, the handle of the
- * rule before it (NFTA_RULE_POSITION). The announced order is the chain's
- * when every rule was appended (NLM_F_APPEND), each names the one
- * announced before it in its chain, the first names none, and only the
- * last of the others may name none; and nothing was deleted. nft -f of a
- * file of "add" and declarations is that; an "insert", a position, a
- * "delete" are not, and neither are lost messages: then both are dumped.
- */
-struct heard_chain {
-	uint16_t family;
-	char *table, *chain;
-	uint64_t last;		/* the handle of the last rule heard */
-	bool closed;		/* a rule after the first named none */
-};
-
-struct heard {
-	struct strbuf *rules, *elems;
-	struct heard_chain *chains;
-	size_t n, cap, cur;
-	bool bad;
-};
-
-static int rule_attr_cb(const struct nlattr *a, void *data)
-{
-	const struct nlattr **tb = data;
-	int type = mnl_attr_get_type(a);
-
-	if (type <= NFTA_RULE_MAX)
-		tb[type] = a;
-	return MNL_CB_OK;
-}
-
-static struct heard_chain *heard_chain(struct heard *h, uint16_t family,
-				       const char *table, const char *chain)
-{
-	struct heard_chain *c = h->n ? &h->chains[h->cur] : NULL;
-	size_t i;
-
-	if (c && c->family == family && !strcmp(c->chain, chain) &&
-	    !strcmp(c->table, table))
-		return c;
-	for (i = 0; i < h->n; i++) {
-		c = &h->chains[i];
-		if (c->family == family && !strcmp(c->chain, chain) &&
-		    !strcmp(c->table, table)) {
-			h->cur = i;
-			return c;
-		}
-	}
-	if (h->n == h->cap) {
-		size_t cap = h->cap ? 2 * h->cap : 16;
-		void *p = realloc(h->chains, cap * sizeof(*h->chains));
-
-		if (!p)
-			return NULL;
-		h->chains = p;
-		h->cap = cap;
-	}
-	c = &h->chains[h->n];
-	memset(c, 0, sizeof(*c));
-	c->family = family;
-	c->table = strdup(table);
-	c->chain = strdup(chain);
-	if (!c->table || !c->chain) {
-		free(c->table);
-		free(c->chain);
-		return NULL;
-	}
-	h->cur = h->n++;
-	return c;
-}
-
-static int heard_msg(const struct nlmsghdr *nlh, void *data)
-{
-	const struct nlattr *tb[NFTA_RULE_MAX + 1] = { NULL };
-	const struct nfgenmsg *nfg = mnl_nlmsg_get_payload(nlh);
-	struct heard *h = data;
-	struct heard_chain *c;
-	bool first;
-
-	switch (NFNL_MSG_TYPE(nlh->nlmsg_type)) {
-	case NFT_MSG_NEWRULE:
-		break;
-	case NFT_MSG_NEWSETELEM:
-		cgfw_sb_addn(h->elems, (const char *)nlh,
-			     NLMSG_ALIGN(nlh->nlmsg_len));
-		return h->elems->oom ? MNL_CB_ERROR : MNL_CB_OK;
-	case NFT_MSG_NEWTABLE:
-	case NFT_MSG_NEWCHAIN:
-	case NFT_MSG_NEWSET:
-	case NFT_MSG_NEWOBJ:
-	case NFT_MSG_NEWFLOWTABLE:
-	case NFT_MSG_NEWGEN:
-		return MNL_CB_OK;
-	default:	/* a deletion, or what this does not know */
-		h->bad = true;
-		return MNL_CB_ERROR;
-	}
-	if (mnl_attr_parse(nlh, sizeof(*nfg), rule_attr_cb, tb) < 0 ||
-	    !tb[NFTA_RULE_TABLE] || !tb[NFTA_RULE_CHAIN] ||
-	    !tb[NFTA_RULE_HANDLE] || !(nlh->nlmsg_flags & NLM_F_APPEND)) {
-		h->bad = true;
-		return MNL_CB_ERROR;
-	}
-	c = heard_chain(h, nfg->nfgen_family,
-			mnl_attr_get_str(tb[NFTA_RULE_TABLE]),
-			mnl_attr_get_str(tb[NFTA_RULE_CHAIN]));
-	if (!c)
-		return MNL_CB_ERROR;	/* out of memory: not bad, just dump */
-	first = !c->last;
-	if (c->closed ||
-	    (tb[NFTA_RULE_POSITION] &&
-	     (first || be64toh(mnl_attr_get_u64(tb[NFTA_RULE_POSITION])) !=
-		       c->last))) {
-		h->bad = true;
-		return MNL_CB_ERROR;
-	}
-	if (!first && !tb[NFTA_RULE_POSITION])
-		c->closed = true;
-	c->last = be64toh(mnl_attr_get_u64(tb[NFTA_RULE_HANDLE]));
-	cgfw_sb_addn(h->rules, (const char *)nlh, NLMSG_ALIGN(nlh->nlmsg_len));
-	return h->rules->oom ? MNL_CB_ERROR : MNL_CB_OK;
-}
-
-int cgfw_readback_listen(struct mnl_socket **nl)
-{
-	/* what the commit says waits there until read: room for it */
-	return cgfw_nl_listen(nl, 1 << 30);
-}
-
-int cgfw_readback_notes(struct mnl_socket *nl, struct strbuf *rules,
-			struct strbuf *elems)
-{
-	struct heard h = { .rules = rules, .elems = elems };
-	size_t i;
-	int ret;
-
-	ret = cgfw_nl_drain(nl, heard_msg, &h);
-	for (i = 0; i < h.n; i++) {
-		free(h.chains[i].table);
-		free(h.chains[i].chain);
-	}
-	free(h.chains);
-	return ret || h.bad || rules->oom || elems->oom ? -EAGAIN : 0;
-}
-
-/* Rules or elements from messages heard (cgfw_readback_notes()). */
-static int replay(struct rb_state *st, const void *buf, size_t len)
-{
-	const struct nlmsghdr *nlh = buf;
-	int left = len;
-
-	for (; mnl_nlmsg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left)) {
-		const struct nfgenmsg *nfg = mnl_nlmsg_get_payload(nlh);
-
-		if (st->opts->family != NFPROTO_UNSPEC &&
-		    nfg->nfgen_family != st->opts->family)
-			continue;
-		if (st->opts->heard_to_tap && st->opts->tap) {
-			st->err = st->opts->tap(nlh, st->opts->tap_data);
-			if (st->err)
-				return st->err;
-		} else if (dispatch(nlh, st) != MNL_CB_OK) {
-			return st->err;
-		}
-	}
-	return 0;
-}
-
 int cgfw_readback(struct cgfw_ctx *ctx, struct cgfw_ruleset *rs,
 		  const struct readback_opts *opts)
 {
@@ -601,20 +424,13 @@ int cgfw_readback(struct cgfw_ctx *ctx, struct cgfw_ruleset *rs,
 	if (!ret && !list_empty(&rs->tables)) {
 		ret = dump(nl, &st, NFT_MSG_GETCHAIN, family);
 		ret = ret ? : dump(nl, &st, NFT_MSG_GETSET, family);
-		if (!ret && st.opts->rules)
-			ret = replay(&st, st.opts->rules, st.opts->rules_len);
-		else
-			ret = ret ? : dump(nl, &st, NFT_MSG_GETRULE, family);
+		ret = ret ? : dump(nl, &st, NFT_MSG_GETRULE, family);
 		ret = ret ? : dump(nl, &st, NFT_MSG_GETOBJ, family);
 	}
-	if (!ret && st.opts->elems && !st.opts->no_elems)
-		ret = replay(&st, st.opts->elems, st.opts->elems_len);
 	list_for_each_entry(t, &rs->tables, list) {
 		uint16_t f = nftnl_table_get_u32(t->nl, NFTNL_TABLE_FAMILY);
 
 		list_for_each_entry(s, &t->sets, list) {
-			if (st.opts->elems)
-				break;
 			if (ret || st.opts->no_elems)
 				break;
 			ret = dump_elems(nl, &st, s, f);

@@ -65,15 +65,4 @@ typedef int (*cgfw_nl_cb)(const struct nlmsghdr *nlh, void *data);
 int cgfw_nl_dump(struct mnl_socket *nl, struct nlmsghdr *req, cgfw_nl_cb cb,
 		 void *data);
 
-/*
- * A socket that hears what nf_tables commits in this network namespace
- * (NFNLGRP_NFTABLES), with a receive buffer of @rcvbuf bytes.
- */
-int cgfw_nl_listen(struct mnl_socket **out, int rcvbuf);
-/*
- * Every message heard and not yet read, to @cb; stops at the first that
- * @cb refuses. -ENOBUFS if the buffer overflowed: some were lost.
- */
-int cgfw_nl_drain(struct mnl_socket *nl, cgfw_nl_cb cb, void *data);
-
 #endif /* CGFW_NL_NETLINK_H */
