@@ -29,8 +29,9 @@ check "check reads standard input" \
 check "compile shows each rule's source line and bytecode" \
 	bash -c "cd '$work' && '$CGFW' compile web.nft | grep -q '^# web.nft:[0-9]*: tcp dport { 80, 443 } counter accept\$' &&
 		 '$CGFW' compile -b nft '$work/web.nft' | grep -q 'payload load 2b @ transport header + 2 => reg 1'"
-# The rules come back in chain order: from what the commit announced when
-# every rule was appended, from a dump when one was inserted (readback.c).
+# The rules come back in their chains' order, as nft put them: added
+# after their table, inserted, at an index (the read-back; the binding of
+# rules to their text, front/ruleset.c).
 printf 'table cgroup order {\n\tchain c {\n\t\ttype filter hook egress cgroup "%s" priority 0;\n\t\ttcp dport 1 accept\n\t\ttcp dport 2 accept\n\t}\n\tchain d {\n\t\tudp dport 3 drop\n\t}\n}\nadd rule cgroup order c tcp dport 5 accept\nadd rule cgroup order d udp dport 4 drop\nadd rule cgroup order c tcp dport 7 accept\n' \
 	"$cg" > "$work/order.nft"
 { cat "$work/order.nft"
