@@ -19,7 +19,9 @@
  * rotated from round to round; a setup that fails to apply is reported
  * with its error and skipped in later rounds. After a setup is removed,
  * its live probes run once more with nothing installed: the difference to
- * that baseline, next to the value in time, is what a setup costs. Writes
+ * that baseline, next to the value in time, is what a setup costs (with
+ * --quick there is no such baseline: the difference to the round's
+ * "none" is). Writes
  * DIR/raw.csv (every value, as it comes), DIR/summary.csv (median,
  * quartiles, extremes, the difference to the adjacent baseline and to the
  * group's "none" paired by round), DIR/env.txt.
@@ -601,8 +603,9 @@ static void run_setup(struct setup *s, int round, int slot, FILE *raw)
 	if (legacy)
 		netns_leave_legacy();
 	/* the live probes again, nothing installed, in the main namespace:
-	 * the baseline next to the value in time */
-	for (i = 0; !ret && i < s->n_pr; i++)
+	 * the baseline next to the value in time (not in the quick plan:
+	 * there the cost is the difference to the round's "none") */
+	for (i = 0; !ret && !opt.quick && i < s->n_pr; i++)
 		if (s->pr[i].kind == PR_UDP || s->pr[i].kind == PR_TCP)
 			s->base[round][i] = probe_run(&s->pr[i],
 						      path_by_name("none"),

@@ -53,6 +53,11 @@ def load(d):
                   "delta_q1", "delta_q3", "delta_round", "apply_ms",
                   "kmem_kb", "memlock_kb"):
             r[k] = num(r.get(k))
+        # no adjacent baseline (the quick plan): the difference to the
+        # round's "none", without a spread
+        r["paired"] = r["delta"] is None and r["delta_round"] is not None
+        if r["paired"]:
+            r["delta"] = r["delta_q1"] = r["delta_q3"] = r["delta_round"]
     return rows
 
 

@@ -30,7 +30,8 @@ def fmt(v):
 def cell(r, delta=True):
     if r is None:
         return "-"
-    if num_or0(r.get("rounds")) < 2:  # no spread from one value
+    if num_or0(r.get("rounds")) < 2 or (delta and r.get("paired")):
+        # no spread: one value, or the round-paired difference
         v = r["delta"] if delta and r["delta"] is not None else r["median"]
         return fmt(v)
     if delta and r["delta"] is not None:

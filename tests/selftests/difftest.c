@@ -12,7 +12,7 @@
  * the cgroup, under each. The emulated target is the oracle: the sender's
  * verdict (sent, or EPERM) and every counter must be the same under each.
  *
- * Then ClassBench-style access lists (bench/classbench.h: IPv4 and IPv6
+ * Then ClassBench-style access lists (tests/lib/classbench.h: IPv4 and IPv6
  * prefixes of mixed lengths in address space made local here, tcp and
  * udp, exact ports and port ranges, overlapping rules, accept, drop,
  * counters), large enough that the bpf backend compiles them into its
