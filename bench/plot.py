@@ -162,7 +162,7 @@ def bars(ax, rs, cats, names):
     """grouped bars of the delta to none: one group per category
     (shape, dir, probe), one bar per path"""
     paths = [p for p in paths_in(rs)
-             if any((r["path"], r["shape"], r["dir"], r["probe"]) in cats
+             if any((r["shape"], r["dir"], r["probe"]) in cats
                     for r in rs if r["path"] == p)]
     w = 0.8 / max(len(paths), 1)
     for i, p in enumerate(paths):
