@@ -6,7 +6,9 @@
  * edges, the first matching rule and every match after it compared.
  *
  *   test_cls                      the unit test (TAP)
- *   test_cls stats N [SEED] [binth spfac cuts]   build statistics
+ *   test_cls stats N [SEED] [PACKETS]   build statistics, the walks'
+ *			costs (CLS_PRM=binth,spfac,cuts_log2,forks,fork_min)
+ *   test_cls bench N [SEED] [PSEED]     the benchmark packets' walks
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -241,8 +243,9 @@ static int check(int n_rules, uint64_t seed, int n_packets,
 		}
 	}
 	if (verbose)
-		printf("  per walk: %.1f cuts, %.1f forks (%.1f skipped), %.1f leaves, %.1f entries, %.1f checks; model %.0f instructions\n",
-		       (double)cost.cuts / walks, (double)cost.forks / walks,
+		printf("  per walk: %.1f cuts (%.1f on the parent's key), %.1f forks (%.1f skipped), %.1f leaves, %.1f entries, %.1f checks; model %.0f instructions\n",
+		       (double)cost.cuts / walks, (double)cost.pre / walks,
+		       (double)cost.forks / walks,
 		       (double)cost.skips / walks,
 		       (double)cost.leaves / walks,
 		       (double)cost.entries / walks,
@@ -396,8 +399,8 @@ static int bench(int n, uint64_t seed, uint64_t pseed,
 			if (cgfw_cls_walk(&blob, root, key, -1, &rule,
 					  &kase, &slot, &c) <= 0)
 				rule = -1;
-			printf("kind %d v%d: rule %d (want %d): %zu cuts, %zu forks (%zu skipped), %zu leaves, %zu entries, %zu checks\n",
-			       kind, v6 ? 6 : 4, (int)rule, m, c.cuts,
+			printf("kind %d v%d: rule %d (want %d): %zu cuts (%zu on the parent's key), %zu forks (%zu skipped), %zu leaves, %zu entries, %zu checks\n",
+			       kind, v6 ? 6 : 4, (int)rule, m, c.cuts, c.pre,
 			       c.forks, c.skips, c.leaves,
 			       c.entries, c.checks);
 		}
@@ -424,7 +427,7 @@ int main(int argc, char **argv)
 		return bench(atoi(argv[2]), argc > 3 ? atoll(argv[3]) : 1,
 			     argc > 4 ? atoll(argv[4]) : 0, &prm);
 	if (argc > 2 && !strcmp(argv[1], "stats")) {
-	if (getenv("CLS_PRM"))
+		if (getenv("CLS_PRM"))
 			sscanf(getenv("CLS_PRM"), "%u,%u,%u,%u,%u",
 			       &prm.binth, &prm.spfac, &prm.max_cuts_log2,
 			       &prm.max_forks, &prm.fork_min);

@@ -82,16 +82,24 @@ struct cls_input {
 
 /*
  * A node record, 16 bytes:
- *	cut:  kind 0, shift, dim's key offset, lo, nmax, child: the child
- *	      (v - lo) >> shift, capped at nmax + 1 (the child of
- *	      CLS_ABSENT), is the record at child + 16 * index
+ *	cut:  kind 0, shift, dim's key offset, the children's key offset,
+ *	      lo, nmax, child: the child (v - lo) >> shift, capped at
+ *	      nmax + 1 (the child of CLS_ABSENT), is the record at
+ *	      child + 16 * index
+ *	cut on the parent's key: kind 3, as a cut, on the key its parent
+ *	      loaded (its children's key offset): a cut loads that key while
+ *	      it picks the child, so a child that cuts the dim most of its
+ *	      siblings cut does not wait for a load of its own
  *	leaf: kind 1, entries from a to b, then the walk goes on at c
  *	guard: kind 2, walk on at a, or at b when the best match so far is
- *	      below rule c (the lowest rule under a)
+ *	      below rule c (the lowest rule under a); it loads the key at
+ *	      its nkey, the key of a when a is a cut (then of kind 3)
  *	end: kind 4, the walk is over
  * A child with no boxes is a copy of the record the walk goes on to (a
  * guard or the end): their fields are offsets, so the copy does what
- * the record does, one step sooner. (Kind 3 is not used.)
+ * the record does, one step sooner. A cut of kind 3 is the root (the
+ * walk starts with its key loaded), a cut's child or a guard's a; what a
+ * leaf goes on to (a guard, the end) loads no key.
  * The tree is threaded: a cut whose boxes that reach every child were
  * set aside (a fork, as EffiCuts separates wide rules) builds a subtree
  * of them too; the leaves of the one walked first go on to a guard of
@@ -110,13 +118,15 @@ struct cls_input {
 struct cls_node {
 	uint8_t kind;
 	uint8_t shift;
-	uint16_t key;		/* dim * 8 */
+	uint8_t key;		/* dim * 8 */
+	uint8_t nkey;		/* the key of the kind 3 cuts after it */
 	uint32_t a, b, c;	/* cut: lo, nmax, child; leaf: start, end */
 };
 
 #define CLS_CUT		0
 #define CLS_LEAF	1
 #define CLS_GUARD	2
+#define CLS_CUT_PRE	3
 #define CLS_END		4
 #define CLS_NODE_SIZE	16
 #define CLS_ENTRY_SIZE	16
@@ -174,7 +184,7 @@ int cgfw_cls_build(const struct cls_input *in, const struct cls_params *prm,
  * @cost (NULL: not counted) adds what the walk did.
  */
 struct cls_cost {
-	size_t cuts, forks, skips, leaves, entries, checks;
+	size_t cuts, pre, forks, skips, leaves, entries, checks;
 };
 
 int cgfw_cls_walk(const struct cls_blob *blob, uint32_t root, const uint64_t *key,

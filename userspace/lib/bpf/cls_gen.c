@@ -997,7 +997,9 @@ static void gen_run(struct cg *g, struct cls_chain *c, struct cls_run *run,
 	/*
 	 * r9: the blob, r8: the best rule so far (-1: none), r7: the first
 	 * rule to look at, r6: the end of the leaf scanned; r0: the record
-	 * (walk) or entry (scan) offset
+	 * (walk) or entry (scan) offset; r5: the key loaded for the
+	 * records after the last one (walk: a cut's children, a guard's a), the
+	 * next entry (scan)
 	 */
 	cgfw_em_bind(g->em, pass);
 	may_goto(g, run_end);
@@ -1005,26 +1007,40 @@ static void gen_run(struct cg *g, struct cls_chain *c, struct cls_run *run,
 	E(I_LDX(BPF_W, BPF_REG_7, BPF_REG_10, stk_min));
 	E(I_MOV32_IMM(BPF_REG_8, -1));
 	E(I_MOV32_IMM(BPF_REG_0, run->root));
+	/* the root's key (a root that cuts is of kind 3) */
+	E(I_LDX(BPF_DW, BPF_REG_5, BPF_REG_10,
+		STK_KEY + (cp->blob.buf[run->root + 2] & KEY_MASK)));
 
 	/* two cut steps for each may_goto: the loop's own cost, halved */
 	cgfw_em_bind(g->em, walk);
 	may_goto(g, run_end);
 	for (k = 0; k < 2; k++) {
-		int top = cgfw_em_label(g->em);
+		int top = cgfw_em_label(g->em), pre = cgfw_em_label(g->em);
+		int cut = cgfw_em_label(g->em);
 
 		cgfw_em_jmp_imm(g->em, BPF_JGT, BPF_REG_0, size - CLS_NODE_SIZE,
 			   out);
 		E(I_MOV64_REG(BPF_REG_1, BPF_REG_9));
 		E(I_ALU64_REG(BPF_ADD, BPF_REG_1, BPF_REG_0));
 		E(I_LDX(BPF_B, BPF_REG_2, BPF_REG_1, 0));
+		cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, CLS_CUT_PRE, pre);
 		cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_2, CLS_CUT, other);
 		/* a cut: child (key - lo) >> shift, capped at nmax + 1 */
-		E(I_LDX(BPF_H, BPF_REG_3, BPF_REG_1, 2));
+		E(I_LDX(BPF_B, BPF_REG_3, BPF_REG_1, 2));
 		key_at(g, BPF_REG_3);
+		cgfw_em_goto(g->em, cut);
+		/* on the key the parent loaded: the chain has no load of it */
+		cgfw_em_bind(g->em, pre);
+		E(I_MOV64_REG(BPF_REG_3, BPF_REG_5));
+		cgfw_em_bind(g->em, cut);
+		/* the children's key, while the child is picked */
+		E(I_LDX(BPF_B, BPF_REG_5, BPF_REG_1, 3));
+		key_at(g, BPF_REG_5);
 		E(I_LDX(BPF_W, BPF_REG_4, BPF_REG_1, 4));
 		E(I_ALU64_REG(BPF_SUB, BPF_REG_3, BPF_REG_4));
-		E(I_LDX(BPF_B, BPF_REG_4, BPF_REG_1, 1));
-		E(I_ALU64_REG(BPF_RSH, BPF_REG_3, BPF_REG_4));
+		/* the count not in r4 (rcx): shrx where the CPU has it */
+		E(I_LDX(BPF_B, BPF_REG_2, BPF_REG_1, 1));
+		E(I_ALU64_REG(BPF_RSH, BPF_REG_3, BPF_REG_2));
 		E(I_LDX(BPF_W, BPF_REG_4, BPF_REG_1, 8));
 		cgfw_em_jmp_reg(g->em, BPF_JLE, BPF_REG_3, BPF_REG_4, top);
 		E(I_MOV64_REG(BPF_REG_3, BPF_REG_4));
@@ -1039,7 +1055,9 @@ static void gen_run(struct cg *g, struct cls_chain *c, struct cls_run *run,
 	cgfw_em_bind(g->em, other);
 	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, CLS_LEAF, leaf);
 	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, CLS_END, pass_end);
-	/* a guard: walk a, or b if the best is below c */
+	/* a guard: walk a, or b if the best is below c; a's key */
+	E(I_LDX(BPF_B, BPF_REG_5, BPF_REG_1, 3));
+	key_at(g, BPF_REG_5);
 	E(I_LDX(BPF_W, BPF_REG_0, BPF_REG_1, 12));
 	cgfw_em_jmp_reg(g->em, BPF_JGE, BPF_REG_0, BPF_REG_8, guard_skip);
 	E(I_LDX(BPF_W, BPF_REG_0, BPF_REG_1, 4));

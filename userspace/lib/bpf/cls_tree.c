@@ -469,6 +469,46 @@ static int add_guard(struct bctx *b, uint32_t target, uint32_t skip,
 	return cgfw_cls_blob_add(b->blob, &r, sizeof(r), off);
 }
 
+/*
+ * A guard loads the key of the cut it may walk to (its nkey): that cut,
+ * reached only through the guard and the guard's copies, becomes a cut on
+ * the parent's key.
+ */
+static void link_guard(struct bctx *b, uint32_t guard, uint32_t target)
+{
+	struct cls_node *gr = (struct cls_node *)(b->blob->buf + guard);
+	struct cls_node *t = (struct cls_node *)(b->blob->buf + target);
+
+	if (t->kind != CLS_CUT)
+		return;
+	gr->nkey = t->key;
+	t->kind = CLS_CUT_PRE;
+}
+
+/*
+ * The key a cut loads for its children while it picks one: the dim its
+ * children cut most, each child weighed by its boxes (a shared subtree
+ * once per child it is; ties and no cut: the cut's own dim @d). Those
+ * children become cuts on the parent's key (kind 3). What a leaf goes on
+ * to is never one: a guard or the end, which load no key for it.
+ */
+static uint8_t children_key(struct cls_node *recs, const struct group *g,
+			    size_t n, size_t d)
+{
+	size_t count[CLS_MAX_DIMS] = { 0 }, j, best = d;
+
+	for (j = 0; j < n; j++)
+		if (recs[j].kind == CLS_CUT)
+			count[recs[j].key / 8] += g[j].n;
+	for (j = 0; j < CLS_MAX_DIMS; j++)
+		if (count[j] > count[best])
+			best = j;
+	for (j = 0; j < n; j++)
+		if (recs[j].kind == CLS_CUT && recs[j].key == best * 8)
+			recs[j].kind = CLS_CUT_PRE;
+	return best * 8;
+}
+
 /* Make the cut @c of the node: 0 and *done, or 0 and not (no room). */
 static int cut_dim(struct bctx *b, uint32_t *boxes, size_t n, uint64_t *rlo,
 		   uint64_t *rhi, unsigned int depth, unsigned int forks,
@@ -585,6 +625,7 @@ static int cut_dim(struct bctx *b, uint32_t *boxes, size_t n, uint64_t *rlo,
 		ret = ret ? : add_guard(b, off, cont, later_min, &guard);
 		if (ret)
 			goto out;
+		link_guard(b, guard, off);
 		main_cont = guard;
 	}
 	if (n_side && side_first) {
@@ -610,10 +651,11 @@ static int cut_dim(struct bctx *b, uint32_t *boxes, size_t n, uint64_t *rlo,
 		goto out;
 	for (j = 0; j <= np; j++)
 		recs[j] = g[g[j].rep].node;
+	memset(&main_rec, 0, sizeof(main_rec));
+	main_rec.nkey = children_key(recs, g, np + 1, d);
 	ret = cgfw_cls_blob_add(b->blob, recs, (np + 1) * sizeof(*recs), &off);
 	if (ret)
 		goto out;
-	memset(&main_rec, 0, sizeof(main_rec));
 	main_rec.kind = CLS_CUT;
 	main_rec.shift = shift;
 	main_rec.key = d * 8;
@@ -624,6 +666,7 @@ static int cut_dim(struct bctx *b, uint32_t *boxes, size_t n, uint64_t *rlo,
 	*out = main_rec;
 	if (n_side && side_first) {
 		memcpy(b->blob->buf + main_off, &main_rec, sizeof(main_rec));
+		link_guard(b, guard, main_off);
 		ret = build(b, side, n_side, rlo, rhi, depth + 1, forks + 1,
 			    guard, out);
 	}
@@ -740,6 +783,9 @@ int cgfw_cls_build(const struct cls_input *in, const struct cls_params *prm,
 	rec.kind = CLS_END;
 	ret = cgfw_cls_blob_add(blob, &rec, sizeof(rec), &end);
 	ret = ret ? : build(&b, boxes, in->n_boxes, rlo, rhi, 0, 0, end, &rec);
+	/* the walk starts with the root's key loaded */
+	if (rec.kind == CLS_CUT)
+		rec.kind = CLS_CUT_PRE;
 	free(boxes);
 	free(b.diff);
 	free(b.brk);
@@ -752,7 +798,14 @@ int cgfw_cls_walk(const struct cls_blob *blob, uint32_t root, const uint64_t *ke
 		  struct cls_cost *cost)
 {
 	struct cls_cost none;
-	uint64_t best = UINT64_MAX, v;
+	/*
+	 * what a cut or a guard loaded for the records after it, or
+	 * none_loaded where the program's register holds no key (stricter
+	 * than the program: a kind 3 record where the builder must not put
+	 * one sends the walk wrong)
+	 */
+	const uint64_t none_loaded = CLS_ABSENT + 1;
+	uint64_t best = UINT64_MAX, v, pre = none_loaded;
 	uint32_t n = root, e, o;
 	struct cls_entry en;
 	struct cls_check c;
@@ -760,19 +813,25 @@ int cgfw_cls_walk(const struct cls_blob *blob, uint32_t root, const uint64_t *ke
 
 	if (!cost)
 		cost = &none;
+	memcpy(&r, blob->buf + root, sizeof(r));
+	if (r.kind == CLS_CUT_PRE)
+		pre = key[r.key / 8];
 	for (;;) {
 		memcpy(&r, blob->buf + n, sizeof(r));
 		switch (r.kind) {
 		case CLS_CUT:
+		case CLS_CUT_PRE:
 			cost->cuts++;
-
-			v = (key[r.key / 8] - r.a) >> r.shift;
+			cost->pre += r.kind == CLS_CUT_PRE;
+			v = r.kind == CLS_CUT_PRE ? pre : key[r.key / 8];
+			pre = key[r.nkey / 8];
+			v = (v - r.a) >> r.shift;
 			if (v > r.b)
 				v = (uint64_t)r.b + 1;
 			n = r.c + v * CLS_NODE_SIZE;
 			continue;
 		case CLS_GUARD:
-
+			pre = key[r.nkey / 8];
 			cost->forks++;
 			cost->skips += r.c >= best;
 			n = r.c >= best ? r.b : r.a;
@@ -805,6 +864,7 @@ int cgfw_cls_walk(const struct cls_blob *blob, uint32_t root, const uint64_t *ke
 			*slot = en.slot;
 			break;
 		}
+		pre = none_loaded;
 		n = r.c;
 	}
 }
