@@ -86,7 +86,7 @@ check "a 1000-rule table applies with bpf, and replaces the nft one" \
 		 [ \$('$CGFW' list big | grep -c 'counter packets') -eq 1000 ] &&
 		 [ -z \"\$(nft list tables)\" ]"
 # 17 indexable rules (a classifier's run) inlined at each of 320 jumps:
-# about 3,300 instructions for the verifier per copy with the classifier,
+# about 3,600 instructions for the verifier per copy with the classifier,
 # past its 1,000,000; rule by rule about 1,700 per copy
 jumps() {
 	printf 'table cgroup jumps {\n\tset s { type ipv4_addr; elements = { 192.0.2.1 } }\n\tchain c {\n'
