@@ -46,24 +46,24 @@ backends="nft-emulated bpf both"
 backends=${CGFW_CONC_BACKENDS:-$backends}
 for be in $backends; do
 	"$CGFW" flush
-	for n in 2 8; do
-		for i in $(seq $n); do
+	for m in 2 8; do
+		for i in $(seq $m); do
 			table t $((7100 + i)) > "$work/t$i.nft"
 		done
-		for i in $(seq $n); do
+		for i in $(seq $m); do
 			"$CGFW" apply -b "$be" "$work/t$i.nft" 2>>"$work/err" &
 		done
 		wait
-		ports=$(seq -s ' ' 7101 $((7100 + n)))
+		ports=$(seq -s ' ' 7101 $((7100 + m)))
 		l=$(listed_ports)
 		e=$(enforced_ports $ports 7999)
 		# one of them runs: its port and the set's element
 		if [ -n "$(errors)" ]; then
-			not_ok "$be: $n applies of one table at once all succeed" "$(errors)"
+			not_ok "$be: $m applies of one table at once all succeed" "$(errors)"
 		elif [ "$l" = "$e" ] && [ "$(wc -w <<<"$e")" = 2 ]; then
-			ok "$be: $n applies of one table at once: one runs ($e), and it is the one listed"
+			ok "$be: $m applies of one table at once: one runs ($e), and it is the one listed"
 		else
-			not_ok "$be: $n applies of one table at once" "listed: $l" "enforced: $e"
+			not_ok "$be: $m applies of one table at once" "listed: $l" "enforced: $e"
 		fi
 		rm -f "$work/err"
 	done
