@@ -25,6 +25,9 @@
 #define I_ALU32_IMM(OP, DST, IMM)					\
 	((struct bpf_insn){ .code = BPF_ALU | BPF_OP(OP) | BPF_K,	\
 			    .dst_reg = DST, .imm = IMM })
+#define I_ALU32_REG(OP, DST, SRC)					\
+	((struct bpf_insn){ .code = BPF_ALU | BPF_OP(OP) | BPF_X,	\
+			    .dst_reg = DST, .src_reg = SRC })
 #define I_MOV64_REG(DST, SRC) I_ALU64_REG(BPF_MOV, DST, SRC)
 #define I_MOV64_IMM(DST, IMM) I_ALU64_IMM(BPF_MOV, DST, IMM)
 #define I_MOV32_IMM(DST, IMM) I_ALU32_IMM(BPF_MOV, DST, IMM)
