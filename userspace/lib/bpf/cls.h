@@ -101,7 +101,8 @@ struct cls_input {
  *	      b (the guard's a), or at c (its b) when the best match so far
  *	      is below min (its c, at most 65535: a lower bound skips
  *	      less, never wrongly); it loads the key at its shift byte (the
- *	      guard's nkey). A leaf that goes on to the end has b = c = it.
+ *	      guard's nkey). A leaf that goes on to the end has b = c =
+ *	      the end.
  *	end: kind 4, the walk is over
  * A child with no boxes is a copy of the record the walk goes on to (a
  * guard or the end): their fields are offsets, so the copy does what

@@ -984,11 +984,11 @@ static void gen_top(struct cg *g, const struct cls_blob *b, uint32_t off,
 	if (depth >= CLS_TOP_DEPTH ||
 	    (r->kind != CLS_CUT && r->kind != CLS_CUT_PRE) ||
 	    r->b >= 1U << 31)
-		goto walk;
+		goto entry;
 	first = r->a >> r->shift;
 	n = (r->b >> r->shift) - first + 1;
 	if (n > CLS_TOP_PARTS)
-		goto walk;
+		goto entry;
 	/* child i (n: the other one) and its target: records alike are one */
 	for (i = 0; i <= n; i++) {
 		o = r->c + (first + i) * CLS_NODE_SIZE;
@@ -997,7 +997,7 @@ static void gen_top(struct cg *g, const struct cls_blob *b, uint32_t off,
 				break;
 		if (t == nt) {
 			if (nt == CLS_TOP_TARGETS)
-				goto walk;
+				goto entry;
 			tgt[nt++] = o;
 		}
 		if (i == n) {
@@ -1009,7 +1009,7 @@ static void gen_top(struct cg *g, const struct cls_blob *b, uint32_t off,
 			continue;
 		}
 		if (nr == CLS_TOP_RANGES)
-			goto walk;
+			goto entry;
 		rg[nr].lo = r->a + ((uint64_t)i << r->shift);
 		rg[nr].hi = rg[nr].lo + (1ULL << r->shift) - 1;
 		rg[nr++].target = t;
@@ -1039,7 +1039,7 @@ static void gen_top(struct cg *g, const struct cls_blob *b, uint32_t off,
 		gen_top(g, b, tgt[t], r->nkey, depth + 1, walk);
 	}
 	return;
-walk:
+entry:
 	E(I_MOV32_IMM(BPF_REG_0, off));
 	E(I_LDX(BPF_DW, BPF_REG_5, BPF_REG_10, STK_KEY + (pkey & KEY_MASK)));
 	cgfw_em_goto(g->em, walk);
