@@ -52,6 +52,7 @@
 #define STK_MIN		(-328)	/* u32 per jump depth: first rule to see */
 #define STK_BEST_CASE	(-344)
 #define STK_BEST_SLOT	(-340)
+#define STK_LEAF_NEXT	(-336)	/* where the walk goes on after a leaf */
 #define STK_BASE	(-352)	/* the blob */
 #define STK_CTX		(-360)	/* r6, while the walk has it */
 #define STK_OP		(-364)	/* the op the interpreter is at */
@@ -945,106 +946,6 @@ static void gen_ops(struct cg *g, int base, int done, int fail, int stop)
 	}
 }
 
-/*
- * The top of the tree as code. A cut of a few parts whose children are
- * a few different records (a family, a protocol: a few values, the
- * rest alike) becomes compares of its key with constants, and the walk
- * starts below it, at a record whose offset is a constant. The walk is
- * a chain of loads, each step waiting for the one before; compares are
- * branches the CPU predicts (the prologue branched on the same family),
- * so the chain starts one step lower.
- *
- * One level: every state the verifier brings to the run's start goes
- * down each branch, and each constant is a walk it proves apart. The
- * root alone doubles what it processes (3,543 to 7,576 instructions on
- * a 10,000-rule list); the root and its children made it 22,387, for a
- * test run no faster on this machine.
- */
-#define CLS_TOP_DEPTH	1
-#define CLS_TOP_PARTS	256	/* parts of a cut made code, at most */
-#define CLS_TOP_TARGETS	4	/* different children, at most */
-#define CLS_TOP_RANGES	6	/* compares, at most (the rest: the default) */
-
-struct top_range {
-	uint64_t lo, hi;
-	size_t target;
-};
-
-/* The record at @off, entered with the key at @pkey in r5: the walk. */
-static void gen_top(struct cg *g, const struct cls_blob *b, uint32_t off,
-		    uint8_t pkey, int depth, int walk)
-{
-	const struct cls_node *r = (const void *)(b->buf + off);
-	struct top_range rg[CLS_TOP_RANGES];
-	uint32_t tgt[CLS_TOP_TARGETS], first, n, i, o;
-	size_t nt = 0, nr = 0, t, dflt = 0;
-	int lbl[CLS_TOP_TARGETS];
-	uint8_t key;
-
-	if (depth >= CLS_TOP_DEPTH ||
-	    (r->kind != CLS_CUT && r->kind != CLS_CUT_PRE) ||
-	    r->b >= 1U << 31)
-		goto entry;
-	first = r->a >> r->shift;
-	n = (r->b >> r->shift) - first + 1;
-	if (n > CLS_TOP_PARTS)
-		goto entry;
-	/* child i (n: the other one) and its target: records alike are one */
-	for (i = 0; i <= n; i++) {
-		o = r->c + (first + i) * CLS_NODE_SIZE;
-		for (t = 0; t < nt; t++)
-			if (!memcmp(b->buf + tgt[t], b->buf + o, CLS_NODE_SIZE))
-				break;
-		if (t == nt) {
-			if (nt == CLS_TOP_TARGETS)
-				goto entry;
-			tgt[nt++] = o;
-		}
-		if (i == n) {
-			dflt = t;
-			break;
-		}
-		if (nr && rg[nr - 1].target == t) {
-			rg[nr - 1].hi = r->a + ((uint64_t)(i + 1) << r->shift) - 1;
-			continue;
-		}
-		if (nr == CLS_TOP_RANGES)
-			goto entry;
-		rg[nr].lo = r->a + ((uint64_t)i << r->shift);
-		rg[nr].hi = rg[nr].lo + (1ULL << r->shift) - 1;
-		rg[nr++].target = t;
-	}
-	key = r->kind == CLS_CUT_PRE ? pkey : r->key;
-	E(I_LDX(BPF_DW, BPF_REG_3, BPF_REG_10, STK_KEY + (key & KEY_MASK)));
-	for (t = 0; t < nt; t++)
-		lbl[t] = cgfw_em_label(g->em);
-	for (i = 0; i < nr; i++) {
-		int next = cgfw_em_label(g->em);
-
-		if (rg[i].target == dflt)
-			continue;
-		if (rg[i].lo == rg[i].hi) {
-			cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_3, rg[i].lo,
-					lbl[rg[i].target]);
-			continue;
-		}
-		cgfw_em_jmp_imm(g->em, BPF_JLT, BPF_REG_3, rg[i].lo, next);
-		cgfw_em_jmp_imm(g->em, BPF_JLE, BPF_REG_3, rg[i].hi,
-				lbl[rg[i].target]);
-		cgfw_em_bind(g->em, next);
-	}
-	cgfw_em_goto(g->em, lbl[dflt]);
-	for (t = 0; t < nt; t++) {
-		cgfw_em_bind(g->em, lbl[t]);
-		gen_top(g, b, tgt[t], r->nkey, depth + 1, walk);
-	}
-	return;
-entry:
-	E(I_MOV32_IMM(BPF_REG_0, off));
-	E(I_LDX(BPF_DW, BPF_REG_5, BPF_REG_10, STK_KEY + (pkey & KEY_MASK)));
-	cgfw_em_goto(g->em, walk);
-}
-
 static void gen_run(struct cg *g, struct cls_chain *c, struct cls_run *run,
 		    int ret, int accept)
 {
@@ -1095,18 +996,20 @@ static void gen_run(struct cg *g, struct cls_chain *c, struct cls_run *run,
 
 	/*
 	 * r9: the blob, r8: the best rule so far (-1: none), r7: the first
-	 * rule to look at, r6: the leaf scanned (its record); r0: the record
+	 * rule to look at, r6: the end of the leaf scanned; r0: the record
 	 * (walk) or entry (scan) offset; r5: the key loaded for the
-	 * records after the last one (walk: a cut's children, a guard's or
-	 * a leaf's next), the next entry (scan)
+	 * records after the last one (walk: a cut's children, a guard's a), the
+	 * next entry (scan)
 	 */
 	cgfw_em_bind(g->em, pass);
 	may_goto(g, run_end);
 	E(I_LDX(BPF_DW, BPF_REG_9, BPF_REG_10, STK_BASE));
 	E(I_LDX(BPF_W, BPF_REG_7, BPF_REG_10, stk_min));
 	E(I_MOV32_IMM(BPF_REG_8, -1));
+	E(I_MOV32_IMM(BPF_REG_0, run->root));
 	/* the root's key (a root that cuts is of kind 3) */
-	gen_top(g, &cp->blob, run->root, cp->blob.buf[run->root + 2], 0, walk);
+	E(I_LDX(BPF_DW, BPF_REG_5, BPF_REG_10,
+		STK_KEY + (cp->blob.buf[run->root + 2] & KEY_MASK)));
 
 	/* two cut steps for each may_goto: the loop's own cost, halved */
 	cgfw_em_bind(g->em, walk);
@@ -1171,12 +1074,15 @@ static void gen_run(struct cg *g, struct cls_chain *c, struct cls_run *run,
 	E(I_LDX(BPF_W, BPF_REG_0, BPF_REG_1, 8));
 	cgfw_em_goto(g->em, walk);
 
-	/* a leaf: its entries, in rule order, until one with next 0 */
+	/* a leaf: its entries, in rule order */
 	cgfw_em_bind(g->em, leaf);
-	E(I_MOV64_REG(BPF_REG_6, BPF_REG_1));
+	E(I_LDX(BPF_W, BPF_REG_6, BPF_REG_1, 8));
+	E(I_LDX(BPF_W, BPF_REG_2, BPF_REG_1, 12));
+	E(I_STX(BPF_W, BPF_REG_10, BPF_REG_2, STK_LEAF_NEXT));
 	E(I_LDX(BPF_W, BPF_REG_0, BPF_REG_1, 4));
 	cgfw_em_bind(g->em, scan);
 	may_goto(g, run_end);
+	cgfw_em_jmp_reg(g->em, BPF_JGE, BPF_REG_0, BPF_REG_6, leaf_done);
 	cgfw_em_jmp_imm(g->em, BPF_JGT, BPF_REG_0, size - CLS_BLOB_PAD, out);
 	E(I_MOV64_REG(BPF_REG_1, BPF_REG_9));
 	E(I_ALU64_REG(BPF_ADD, BPF_REG_1, BPF_REG_0));
@@ -1207,18 +1113,9 @@ static void gen_run(struct cg *g, struct cls_chain *c, struct cls_run *run,
 	cgfw_em_goto(g->em, leaf_done);
 	cgfw_em_bind(g->em, skip);
 	E(I_MOV64_REG(BPF_REG_0, BPF_REG_5));
-	cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, scan);
-	/*
-	 * then the test of the guard it goes on to: walk b, or c if the
-	 * best is below min; the key of b
-	 */
+	cgfw_em_goto(g->em, scan);
 	cgfw_em_bind(g->em, leaf_done);
-	E(I_LDX(BPF_B, BPF_REG_5, BPF_REG_6, 1));
-	key_at(g, BPF_REG_5);
-	E(I_LDX(BPF_H, BPF_REG_2, BPF_REG_6, 2));
-	E(I_LDX(BPF_W, BPF_REG_0, BPF_REG_6, 8));
-	cgfw_em_jmp_reg(g->em, BPF_JLT, BPF_REG_2, BPF_REG_8, walk);
-	E(I_LDX(BPF_W, BPF_REG_0, BPF_REG_6, 12));
+	E(I_LDX(BPF_W, BPF_REG_0, BPF_REG_10, STK_LEAF_NEXT));
 	cgfw_em_goto(g->em, walk);
 
 	/* a blob that is not what was built: never; no more matches */

@@ -149,30 +149,6 @@ static size_t prune(const struct bctx *b, uint32_t *boxes, size_t n,
 	return n;
 }
 
-/*
- * A leaf's record, but for its entries: what the walk does after it.
- * That is @cont, a guard or the end; a guard's test is made by the leaf
- * itself, so the walk goes from the leaf to the guard's side (or past
- * it) without a step through the guard's record.
- */
-static void leaf_then(const struct bctx *b, uint32_t cont,
-		      struct cls_node *out)
-{
-	const struct cls_node *g = (const void *)(b->blob->buf + cont);
-
-	memset(out, 0, sizeof(*out));
-	out->kind = CLS_LEAF;
-	if (g->kind != CLS_GUARD) {
-		out->b = out->c = cont;
-		return;
-	}
-	out->shift = g->nkey;
-	/* a lower bound is enough: the test only skips what cannot match */
-	out->min = g->c > UINT16_MAX ? UINT16_MAX : g->c;
-	out->b = g->a;
-	out->c = g->b;
-}
-
 static int leaf(struct bctx *b, const uint32_t *boxes, size_t n,
 		const uint64_t *rlo, const uint64_t *rhi, uint32_t cont,
 		struct cls_node *out)
@@ -244,15 +220,18 @@ static int leaf(struct bctx *b, const uint32_t *boxes, size_t n,
 		}
 		e = (struct cls_entry *)(b->blob->buf + first);
 		memset(e, 0, sizeof(*e));
-		e->next = i + 1 < n ? off : 0;	/* 0: the leaf's last */
+		e->next = off;
 		e->rule = r;
 		e->nchk = m;
 		e->kase = in->cases[r];
 		e->slot = in->slots[r];
 		b->st->checks += m;
 	}
-	leaf_then(b, cont, out);
+	memset(out, 0, sizeof(*out));
+	out->kind = CLS_LEAF;
 	out->a = start;
+	out->b = start + size;
+	out->c = cont;
 	b->st->leaves++;
 	b->st->entries += n;
 	if (n > b->st->max_leaf)
@@ -828,7 +807,7 @@ int cgfw_cls_walk(const struct cls_blob *blob, uint32_t root, const uint64_t *ke
 	 */
 	const uint64_t none_loaded = CLS_ABSENT + 1;
 	uint64_t best = UINT64_MAX, v, pre = none_loaded;
-	uint32_t n = root, e, i;
+	uint32_t n = root, e, o;
 	struct cls_entry en;
 	struct cls_check c;
 	struct cls_node r;
@@ -862,22 +841,22 @@ int cgfw_cls_walk(const struct cls_blob *blob, uint32_t root, const uint64_t *ke
 		}
 		cost->leaves++;
 
-		for (e = r.a; e; e = en.next) {
+		for (e = r.a; e < r.b; e = en.next) {
 			memcpy(&en, blob->buf + e, sizeof(en));
 			cost->entries++;
 			if ((int64_t)en.rule <= last)
 				continue;
 			if (en.rule >= best)
 				break;
-			for (i = 0; i < en.nchk; i++) {
-				memcpy(&c, blob->buf + e + CLS_ENTRY_SIZE +
-				       i * CLS_CHECK_SIZE, sizeof(c));
+			for (o = e + CLS_ENTRY_SIZE; o < en.next;
+			     o += CLS_CHECK_SIZE) {
+				memcpy(&c, blob->buf + o, sizeof(c));
 				cost->checks++;
 				if (key[c.key / 8] < c.lo ||
 				    key[c.key / 8] > c.hi)
 					break;
 			}
-			if (i < en.nchk)
+			if (o < en.next)
 				continue;
 			best = en.rule;
 			*rule = en.rule;
@@ -885,12 +864,7 @@ int cgfw_cls_walk(const struct cls_blob *blob, uint32_t root, const uint64_t *ke
 			*slot = en.slot;
 			break;
 		}
-		/* the guard's test, made by the leaf; its side's key */
-		pre = key[r.shift / 8];
-		if (r.b != r.c) {
-			cost->forks++;
-			cost->skips += r.min >= best;
-		}
-		n = r.min >= best ? r.c : r.b;
+		pre = none_loaded;
+		n = r.c;
 	}
 }
