@@ -58,7 +58,7 @@ endif
 DEB_PKGS := gcc make pkg-config libnftnl-dev libmnl-dev libnftables-dev \
 	nftables libbpf-dev libelf-dev bpftool iproute2 linux-source-6.12 \
 	xz-utils python3 python3-docutils util-linux procps coreutils \
-	clang libclang-rt-14-dev iptables python3-matplotlib
+	clang libclang-rt-14-dev iptables python3-matplotlib strace
 
 LIB_SRCS := $(wildcard userspace/lib/*.c userspace/lib/*/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)

@@ -198,19 +198,20 @@ static int note_tables(struct cgfw_ctx *ctx, struct latest *lt)
 
 /*
  * Finish what applies that were killed left undone: a staged bpf
- * generation is switched to if its apply's nft side took effect (or it
- * had none), else every link is put back as it was; then each table is removed from the
- * backends that its latest apply did not use.
+ * generation is switched to if its apply had begun to commit (every
+ * backend had staged) and its nft side took effect (or it had none),
+ * else every link is put back as it was; then each table is removed
+ * from the backends that its latest apply did not use.
  */
 static int recover(struct cgfw_ctx *ctx)
 {
 	const struct backend_ops *be;
 	struct latest lt = { 0 };
 	struct cgfw_apply_info ai;
+	bool begun, fwd;
 	char **names;
 	size_t i, k;
 	int ret = 0;
-	bool fwd;
 
 	for (i = 0; i < ARRAY_SIZE(all_backends); i++) {
 		be = all_backends[i];
@@ -218,11 +219,12 @@ static int recover(struct cgfw_ctx *ctx)
 			continue;
 		names = be->pending_tables();
 		for (k = 0; names && names[k]; k++) {
-			if (!ret && !be->pending(ctx, names[k], &ai)) {
-				fwd = nft_done(ctx, names[k], &ai);
+			if (!ret && !be->pending(ctx, names[k], &ai, &begun)) {
+				fwd = begun && nft_done(ctx, names[k], &ai);
 				cgfw_log(ctx, CGFW_LOG_WARN,
 					 "an apply of table '%s' was interrupted; %s",
-					 names[k], fwd ? "finishing it" :
+					 names[k], fwd ? "finishing it" : !begun ?
+					 "rolling it back (it had not begun to commit)" :
 					 "rolling it back (its nf_tables part did not take effect)");
 				ret = be->finish(ctx, names[k], fwd);
 			}

@@ -72,10 +72,12 @@ struct backend_ops {
 	/*
 	 * An apply that was interrupted after staging @name (NULL if this
 	 * backend never stages anything outside one transaction): 0 and
-	 * what it was, or -ENOENT.
+	 * what it was, or -ENOENT. *@begun: it had begun to commit (every
+	 * backend had staged), so it is to be finished unless its nft part
+	 * did not take effect.
 	 */
 	int (*pending)(struct cgfw_ctx *ctx, const char *name,
-		       struct cgfw_apply_info *ai);
+		       struct cgfw_apply_info *ai, bool *begun);
 	/* Finish it (@forward) or forget it. */
 	int (*finish)(struct cgfw_ctx *ctx, const char *name, bool forward);
 	/* The names of its tables with a pending apply (NULL-ended). */

@@ -85,6 +85,7 @@ int cgfw_bpf_check(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs)
 struct staged {
 	char **names;
 	size_t n;
+	uint64_t gen;
 };
 
 static void staged_free(struct staged *st)
@@ -106,6 +107,7 @@ static void bpf_abort(void *priv)
 		return;
 	for (i = 0; i < st->n; i++)
 		cgfw_bpf_unstage(st->names[i]);
+	cgfw_bpf_unmark();
 	staged_free(st);
 }
 
@@ -123,6 +125,7 @@ static int bpf_stage(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 
 	if (!st)
 		return -ENOMEM;
+	st->gen = ai->gen;
 	ret = cgfw_bpf_compile_all(ctx, rs, &bt, &n);
 	ret = ret ? : cgfw_bpf_ensure_root(ctx);
 	for (i = 0; !ret && i < n; i++)
@@ -131,7 +134,7 @@ static int bpf_stage(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 	if (!ret && !st->names)
 		ret = -ENOMEM;
 	for (i = 0; !ret && i < n; i++) {
-		ret = cgfw_bpf_stage(ctx, &bt[i]);
+		ret = cgfw_bpf_stage(ctx, &bt[i], ai);
 		if (ret)
 			break;
 		st->names[st->n] = strdup(bt[i].table->name);
@@ -149,16 +152,18 @@ static int bpf_stage(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 }
 
 /*
- * Switch every table's links to its staged generation. What they ran is
- * kept until bpf_settle(), so that bpf_undo() can put it back; a failure
- * puts it back at once.
+ * Switch every table's links to its staged generation, once the apply is
+ * marked as committing (every backend has staged: a kill from here on is
+ * finished). What the links ran is kept until bpf_settle(), so that
+ * bpf_undo() can put it back; a failure puts it back at once.
  */
 static int bpf_commit(struct cgfw_ctx *ctx, void *priv)
 {
 	struct staged *st = priv;
 	size_t i, k;
-	int ret = 0;
+	int ret;
 
+	ret = cgfw_bpf_mark(ctx, st->gen);
 	for (i = 0; !ret && i < st->n; i++)
 		ret = cgfw_bpf_switch(ctx, st->names[i]);
 	if (!ret)
@@ -169,6 +174,7 @@ static int bpf_commit(struct cgfw_ctx *ctx, void *priv)
 		else
 			cgfw_bpf_unstage(st->names[k]);
 	}
+	cgfw_bpf_unmark();
 	staged_free(st);
 	return ret;
 }
@@ -181,6 +187,7 @@ static void bpf_undo(void *priv)
 
 	for (i = 0; i < st->n; i++)
 		cgfw_bpf_unswitch(st->names[i]);
+	cgfw_bpf_unmark();
 	staged_free(st);
 }
 
@@ -192,6 +199,7 @@ static void bpf_settle(void *priv)
 
 	for (i = 0; i < st->n; i++)
 		cgfw_bpf_settle(st->names[i]);
+	cgfw_bpf_unmark();
 	staged_free(st);
 }
 
@@ -201,15 +209,16 @@ static void bpf_settle(void *priv)
  */
 static int bpf_finish(struct cgfw_ctx *ctx, const char *name, bool forward)
 {
-	int ret;
+	int ret = 0;
 
 	if (!forward) {
 		cgfw_bpf_unswitch(name);
-		return 0;
+	} else {
+		ret = cgfw_bpf_switch(ctx, name);
+		if (!ret)
+			cgfw_bpf_settle(name);
 	}
-	ret = cgfw_bpf_switch(ctx, name);
-	if (!ret)
-		cgfw_bpf_settle(name);
+	cgfw_bpf_unmark();	/* once no table is left to finish */
 	return ret;
 }
 

@@ -6,7 +6,12 @@
  *	link-<dir>-<cgroup id>	a bpf_link of a program on a cgroup; removing
  *				the pin detaches it
  *	_next/prog-<dir>-<id>	the next generation, during an apply
+ *	_next/_gen-<gen>-<nft>	the apply it is of: its generation, and its
+ *				nft family (0: none)
  *	_prev/prog-<dir>-<id>	what a link ran before the apply switched it
+ *
+ * and /sys/fs/bpf/cgfw/_commit-<gen> while the apply of that generation
+ * commits (no table's name begins with '_').
  *
  * Everything else a generation has (maps, counters, its description) is
  * reached from its programs, so whatever runs on a cgroup is described by
@@ -15,11 +20,14 @@
  * (one step), then swaps each link to its new program with
  * bpf_link_update() (each link in one step, never without a program; the
  * old program kept in _prev), and once the whole apply has taken effect
- * removes the links the table no longer has, _next and _prev. Until then
- * it can be put back as it was (an apply with nft too whose nf_tables
- * part the kernel refused). If it is killed on the way, _next says what
- * it was doing, and the next cgfw command finishes it or puts it back
- * (backend.c).
+ * removes the links the table no longer has, _prev and last _next. Until
+ * then it can be put back as it was (an apply with nft too whose
+ * nf_tables part the kernel refused). If it is killed on the way, _next
+ * says what it was doing, and the next cgfw command finishes it if the
+ * mark of its commit is there (and its nft part took effect), else puts
+ * it back (backend.c). A directory goes in one step, renamed before it is
+ * emptied: a part of _next would read as a generation without the
+ * programs that are gone, and finishing it would detach their links.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -41,6 +49,8 @@
 #define NEXT "_next"
 #define PREV "_prev"
 #define STAGE "_stage-"
+#define GEN "_gen-"
+#define COMMIT "_commit-"
 
 static void table_dir(char *buf, size_t size, const char *table)
 {
@@ -118,7 +128,20 @@ static int remove_tree(const char *dir)
 	return rmdir(dir) ? -errno : 0;
 }
 
-int cgfw_bpf_stage(struct cgfw_ctx *ctx, const struct bpf_table *bt)
+/* Remove @dir/@sub whole: renamed first, to a name tidy() removes. */
+static void remove_whole(const char *dir, const char *sub)
+{
+	char from[PATH_MAX + 16], to[PATH_MAX + 48];
+
+	snprintf(from, sizeof(from), "%s/%s", dir, sub);
+	snprintf(to, sizeof(to), "%s/" STAGE "%d%s", dir, (int)getpid(), sub);
+	remove_tree(to);
+	if (!rename(from, to))
+		remove_tree(to);
+}
+
+int cgfw_bpf_stage(struct cgfw_ctx *ctx, const struct bpf_table *bt,
+		   const struct cgfw_apply_info *ai)
 {
 	char dir[PATH_MAX], tmp[PATH_MAX + 32], next[PATH_MAX + 8], key[64];
 	char path[PATH_MAX + 128];
@@ -138,6 +161,15 @@ int cgfw_bpf_stage(struct cgfw_ctx *ctx, const struct bpf_table *bt)
 	if (mkdir(tmp, 0700)) {
 		ret = -errno;
 		cgfw_err(ctx, "cannot make %s: %s", tmp, strerror(errno));
+		return ret;
+	}
+	/* which apply this is, also if it has no program */
+	snprintf(path, sizeof(path), "%s/" GEN "%" PRIu64 "-%u", tmp, ai->gen,
+		 ai->nft_family);
+	if (mkdir(path, 0700)) {
+		ret = -errno;
+		cgfw_err(ctx, "cannot make %s: %s", path, strerror(errno));
+		remove_tree(tmp);
 		return ret;
 	}
 	for (i = 0; i < bt->n_progs; i++) {
@@ -195,6 +227,34 @@ char **cgfw_bpf_staged_tables(void)
 	return v;
 }
 
+int cgfw_bpf_pending(struct cgfw_ctx *ctx, const char *name,
+		     struct cgfw_apply_info *ai, bool *begun)
+{
+	unsigned long long gen;
+	char path[PATH_MAX];
+	struct dirent *de;
+	unsigned int nft;
+	DIR *dir;
+
+	(void)ctx;
+	snprintf(path, sizeof(path), CGFW_PIN_ROOT "/%s/" NEXT, name);
+	dir = opendir(path);
+	if (!dir)
+		return -ENOENT;
+	/* without its _gen- (not made by this cgfw): an apply never begun */
+	*ai = (struct cgfw_apply_info){ .bpf = true };
+	while ((de = readdir(dir))) {
+		if (sscanf(de->d_name, GEN "%llu-%u", &gen, &nft) == 2) {
+			ai->gen = gen;
+			ai->nft_family = nft;
+			break;
+		}
+	}
+	closedir(dir);
+	*begun = ai->gen && cgfw_bpf_marked(ai->gen);
+	return 0;
+}
+
 /* A half-made stage of a killed apply, and an empty table directory. */
 static void tidy(const char *dir)
 {
@@ -222,14 +282,74 @@ static void tidy(const char *dir)
 
 void cgfw_bpf_unstage(const char *name)
 {
-	char dir[PATH_MAX], path[PATH_MAX + 8];
+	char dir[PATH_MAX];
 
 	table_dir(dir, sizeof(dir), name);
-	snprintf(path, sizeof(path), "%s/" NEXT, dir);
-	remove_tree(path);
-	snprintf(path, sizeof(path), "%s/" PREV, dir);
-	remove_tree(path);
+	/* _next last: until it goes, the apply is not over */
+	remove_whole(dir, PREV);
+	remove_whole(dir, NEXT);
 	tidy(dir);
+}
+
+/* ---- the mark of an apply that commits ---- */
+
+static void commit_mark(char *buf, size_t size, uint64_t gen)
+{
+	snprintf(buf, size, CGFW_PIN_ROOT "/" COMMIT "%" PRIu64, gen);
+}
+
+/* Remove every mark (one is left by a kill after its apply's end). */
+static void remove_marks(void)
+{
+	char path[PATH_MAX + 256];
+	struct dirent *de;
+	DIR *d = opendir(CGFW_PIN_ROOT);
+
+	while (d && (de = readdir(d))) {
+		if (strncmp(de->d_name, COMMIT, strlen(COMMIT)))
+			continue;
+		snprintf(path, sizeof(path), CGFW_PIN_ROOT "/%s", de->d_name);
+		rmdir(path);
+	}
+	if (d)
+		closedir(d);
+}
+
+int cgfw_bpf_mark(struct cgfw_ctx *ctx, uint64_t gen)
+{
+	char path[PATH_MAX];
+	int ret;
+
+	remove_marks();
+	commit_mark(path, sizeof(path), gen);
+	if (mkdir(path, 0700) && errno != EEXIST) {
+		ret = -errno;
+		cgfw_err(ctx, "cannot make %s: %s", path, strerror(errno));
+		return ret;
+	}
+	return 0;
+}
+
+bool cgfw_bpf_marked(uint64_t gen)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	commit_mark(path, sizeof(path), gen);
+	return !stat(path, &st);
+}
+
+void cgfw_bpf_unmark(void)
+{
+	char **names = cgfw_bpf_staged_tables();
+	bool none = names && !names[0];
+	size_t i;
+
+	for (i = 0; names && names[i]; i++)
+		free(names[i]);
+	free(names);
+	if (none)
+		remove_marks();
 }
 
 /* ---- switching the links ---- */

@@ -577,47 +577,6 @@ int cgfw_bpf_tables(struct cgfw_ctx *ctx, struct backend_table **out,
 	return 0;
 }
 
-int cgfw_bpf_pending(struct cgfw_ctx *ctx, const char *name,
-		     struct cgfw_apply_info *ai)
-{
-	char path[PATH_MAX];
-	struct dirent *de;
-	struct desc d;
-	int fd, ret = -ENOENT;
-	DIR *dir;
-
-	(void)ctx;
-	snprintf(path, sizeof(path), CGFW_PIN_ROOT "/%s/_next", name);
-	dir = opendir(path);
-	if (dir)	/* staged, if with no program: nothing to attach */
-		*ai = (struct cgfw_apply_info){ .bpf = true };
-	while (dir && ret == -ENOENT && (de = readdir(dir))) {
-		char prog[PATH_MAX + 256];
-
-		if (strncmp(de->d_name, "prog-", 5))
-			continue;
-		snprintf(prog, sizeof(prog), "%s/%s", path, de->d_name);
-		fd = bpf_obj_get(prog);
-		if (fd < 0)
-			continue;
-		ret = cgfw_bpf_prog_desc(fd, &d);
-		close(fd);
-		if (!ret) {
-			*ai = (struct cgfw_apply_info){
-				.gen = d.gen, .nft_family = d.with_nft,
-				.bpf = true,
-			};
-			cgfw_desc_release(&d);
-		}
-	}
-	if (dir) {
-		closedir(dir);
-		if (ret == -ENOENT)
-			ret = 0;
-	}
-	return ret;
-}
-
 int cgfw_bpf_set_object(struct cgfw_ctx *ctx, const char *table,
 			const char *set, struct nftnl_set **out)
 {

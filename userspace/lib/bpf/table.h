@@ -161,10 +161,21 @@ void cgfw_bpf_key(char *buf, size_t size, const char *what, enum cgfw_dir dir,
 int cgfw_bpf_ensure_root(struct cgfw_ctx *ctx);
 /*
  * Pin the loaded programs of @bt under its table's directory as the next
- * generation (".next"), atomically: the generation that the next commit,
- * or the next cgfw command after a crash, switches the links to.
+ * generation ("_next") of the apply @ai, atomically: the generation that
+ * the next commit, or the next cgfw command after a crash, switches the
+ * links to.
  */
-int cgfw_bpf_stage(struct cgfw_ctx *ctx, const struct bpf_table *bt);
+int cgfw_bpf_stage(struct cgfw_ctx *ctx, const struct bpf_table *bt,
+		   const struct cgfw_apply_info *ai);
+/*
+ * Mark the apply of generation @gen as begun to commit: from then on an
+ * interrupted apply is finished, not rolled back (unless its nft part
+ * did not take effect). One mark in the root for all its tables.
+ */
+int cgfw_bpf_mark(struct cgfw_ctx *ctx, uint64_t gen);
+bool cgfw_bpf_marked(uint64_t gen);
+/* Remove the marks, if no table is staged any more. */
+void cgfw_bpf_unmark(void);
 /*
  * Switch the links of table @name to its staged generation, keeping what
  * they ran; then settle (the links it no longer has removed, and what was
@@ -181,6 +192,12 @@ void cgfw_bpf_unstage(const char *name);
 bool cgfw_bpf_staged(const char *name);
 /* The tables with a staged generation: a malloc()ed NULL-ended list. */
 char **cgfw_bpf_staged_tables(void);
+/*
+ * The apply staged as the next generation of @name, and whether it had
+ * begun to commit: -ENOENT if none.
+ */
+int cgfw_bpf_pending(struct cgfw_ctx *ctx, const char *name,
+		     struct cgfw_apply_info *ai, bool *begun);
 int cgfw_bpf_remove(struct cgfw_ctx *ctx, const char *name);
 /* The loaded programs of @bt, unattached, pinned in @dir. */
 int cgfw_bpf_pin_progs(struct cgfw_ctx *ctx, const struct bpf_table *bt,
@@ -204,9 +221,6 @@ int cgfw_bpf_running_desc(const char *name, struct desc *d);
 /* The tables that run programs, and the apply that made them. */
 int cgfw_bpf_tables(struct cgfw_ctx *ctx, struct backend_table **v,
 		    size_t *n);
-/* The apply staged as the next generation of @name: -ENOENT if none. */
-int cgfw_bpf_pending(struct cgfw_ctx *ctx, const char *name,
-		     struct cgfw_apply_info *ai);
 int cgfw_bpf_set_object(struct cgfw_ctx *ctx, const char *table,
 			const char *set, struct nftnl_set **out);
 /* The fd of map @id if a program of table @table uses it. */

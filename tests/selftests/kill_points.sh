@@ -1,0 +1,124 @@
+#!/bin/bash
+# kill -9 at every step of an apply, with every backend: strace kills
+# cgfw as it enters its K-th call of each system call that changes what
+# is installed (bpf, mkdir, rename, rmdir, unlink, the netlink sends), for
+# every K the apply makes. After each kill, cgfw list (which finishes or
+# rolls back what the kill left) must succeed and show what real traffic
+# shows, and the ruleset must be in effect whole or not at all: its two
+# tables, on every backend of the apply, from the same file.
+#
+# Two versions of one ruleset of two tables: A drops UDP to 7001 (table
+# t1) and 7003 (t2), B to 7002 and 7004. A named set and a counter in t1
+# give the bpf backend maps to make and pin.
+#
+#   CGFW_KILL_BACKENDS
+set -u
+. "$(dirname "$0")/../lib/lib.sh"
+ns_setup killpt
+
+if ! command -v strace >/dev/null; then
+	ok "kill at every step # SKIP strace is not installed (make deps)"
+	exit 0
+fi
+version() {	# NAME PORT1 PORT2
+	cat <<-EOF
+	table cgroup t1 {
+		set s { type ipv4_addr; elements = { 127.0.0.1 } }
+		chain out {
+			type filter hook egress cgroup "$cg" priority 0; policy accept;
+			ip daddr @s udp dport $2 counter drop
+		}
+	}
+	table cgroup t2 {
+		chain out {
+			type filter hook egress cgroup "$cg" priority 0; policy accept;
+			udp dport $3 drop
+		}
+	}
+	EOF
+}
+version A 7001 7003 > "$work/A.nft"
+version B 7002 7004 > "$work/B.nft"
+
+dropped() {	# PORT: 0 if a datagram from our cgroup to PORT is dropped
+	! bash -c 'echo $$ > "$0/cgroup.procs" && echo x > /dev/udp/127.0.0.1/$1' \
+		"$root/$cg" "$1" 2>/dev/null
+}
+
+# what the kernel enforces: "A", "B", "none", or the ports dropped
+enforced() {
+	local p d=
+	for p in 7001 7002 7003 7004; do
+		dropped $p && d="$d$p "
+	done
+	case $d in
+	"7001 7003 ") echo A ;; "7002 7004 ") echo B ;; "") echo none ;;
+	*) echo "mixed: ${d% }" ;;
+	esac
+}
+
+# what cgfw list says runs: one word per table listed, in its order
+listed() {
+	"$CGFW" list 2>/dev/null | awk '
+		/^table cgroup / { n++; w[n] = "?" }
+		/dport (7001|7003) .*drop/ { w[n] = "A" }
+		/dport (7002|7004) .*drop/ { w[n] = "B" }
+		END { if (!n) print "none"; else { for (i = 1; i <= n; i++)
+			printf "%s%s", w[i], i < n ? " " : "\n" } }'
+}
+
+calls="bpf,mkdir,rename,rmdir,unlink,sendto,sendmsg"
+backends=${CGFW_KILL_BACKENDS:-nft-emulated bpf both}
+if "$CGFW" status | grep -q '^nft cgroup family (native): *yes$'; then
+	backends=${CGFW_KILL_BACKENDS:-nft-emulated nft-native bpf both}
+fi
+for be in $backends; do
+	"$CGFW" flush
+	if ! "$CGFW" apply -b "$be" "$work/A.nft" 2>"$work/err"; then
+		not_ok "$be: the first apply" "$(cat "$work/err")"
+		continue
+	fi
+	tables=2
+	[ "$be" = both ] && tables=4
+	# the calls a whole apply makes, by name
+	strace -qq -o "$work/trace" -e trace=$calls \
+		"$CGFW" apply -b "$be" "$work/B.nft"
+	cur=B points=0 bad=0 why=
+	while read -r count call; do
+		for ((k = 1; k <= count; k++)); do
+			[ $cur = A ] && next=B || next=A
+			(strace -qq -o /dev/null -e trace="$call" \
+				-e inject="$call":signal=SIGKILL:when=$k \
+				"$CGFW" apply -b "$be" "$work/$next.nft"; :) \
+				>/dev/null 2>&1
+			points=$((points + 1))
+			if ! "$CGFW" list >/dev/null 2>"$work/err"; then
+				bad=$((bad + 1))
+				why="killed at $call #$k: cgfw list failed: $(head -1 "$work/err")"
+				continue
+			fi
+			l=$(listed)
+			e=$(enforced)
+			want=$(printf "$e %.0s" $(seq $tables))
+			if [ "$l " != "$want" ]; then
+				bad=$((bad + 1))
+				why="killed at $call #$k of the apply of $next: listed '$l', enforced '$e'"
+			fi
+			case $e in A | B) cur=$e ;; esac
+		done
+	done < <(grep -oE '^[a-z]+\(' "$work/trace" | tr -d '(' | sort | uniq -c)
+	if [ $bad -eq 0 ] && [ $points -gt 0 ]; then
+		ok "$be: killed at each of the $points calls of an apply that change what runs: the ruleset whole or not at all, as cgfw list showed, every time"
+	else
+		not_ok "$be: killed at each call of an apply, cgfw list and the traffic agree, whole" \
+			"$bad of $points kill points disagreed; the last: $why"
+	fi
+	check "$be: after the kills, an apply works" "$CGFW" apply -b "$be" "$work/A.nft"
+	check "$be: and it is enforced as listed" test "$(listed) $(enforced)" = \
+		"$(printf "A %.0s" $(seq $tables))A"
+	check "$be: nothing of the killed applies is left in bpffs" \
+		test -z "$(find /sys/fs/bpf/cgfw -name '_*' 2>/dev/null)"
+	check "$be: and flush works" "$CGFW" flush
+	check "$be: and nothing is left" test "$(listed)" = none
+done
+exit $fail
