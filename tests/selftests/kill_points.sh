@@ -5,7 +5,8 @@
 # every K the apply makes. After each kill, cgfw list (which finishes or
 # rolls back what the kill left) must succeed and show what real traffic
 # shows, and the ruleset must be in effect whole or not at all: its two
-# tables, on every backend of the apply, from the same file.
+# tables, on every backend of the apply, from the same file. Then the same
+# for "cgfw delete t1": t1 is there on every backend, or gone from all.
 #
 # Two versions of one ruleset of two tables: A drops UDP to 7001 (table
 # t1) and 7003 (t2), B to 7002 and 7004. A named set and a counter in t1
@@ -67,7 +68,41 @@ listed() {
 			printf "%s%s", w[i], i < n ? " " : "\n" } }'
 }
 
+# after a delete or flush of A: each table listed on every backend ($1)
+# and dropping its port, or on none and dropping nothing
+whole_or_gone() {
+	local t port n d per=$1 out=
+	"$CGFW" list > "$work/list" 2>"$work/err" ||
+		{ echo "cgfw list failed: $(head -1 "$work/err")"; return 1; }
+	for t in t1:7001 t2:7003; do
+		port=${t#*:} t=${t%:*}
+		n=$(grep -c "^table cgroup $t " "$work/list")
+		dropped "$port" && d=dropped || d=passed
+		case $n:$d in
+		"$per":dropped | 0:passed) ;;
+		*) out="$out$t listed $n times, its port $d; " ;;
+		esac
+	done
+	echo "$out"
+	[ -z "$out" ]
+}
+
 calls="bpf,mkdir,rename,rmdir,unlink,sendto,sendmsg"
+# each K of each call a command makes (traced once, whole): "CALL K"
+points() {
+	strace -qq -o "$work/trace" -e trace=$calls "$@" >/dev/null
+	grep -oE '^[a-z]+\(' "$work/trace" | tr -d '(' | sort | uniq -c |
+		while read -r count call; do
+			seq "$count" | sed "s/^/$call /"
+		done
+}
+killed_at() {	# CALL K COMMAND...: run it, killed as it enters call K
+	local call=$1 k=$2; shift 2
+	(strace -qq -o /dev/null -e trace="$call" \
+		-e inject="$call":signal=SIGKILL:when="$k" "$@"; :) \
+		>/dev/null 2>&1
+}
+
 backends=${CGFW_KILL_BACKENDS:-nft-emulated bpf both}
 if "$CGFW" status | grep -q '^nft cgroup family (native): *yes$'; then
 	backends=${CGFW_KILL_BACKENDS:-nft-emulated nft-native bpf both}
@@ -80,33 +115,26 @@ for be in $backends; do
 	fi
 	tables=2
 	[ "$be" = both ] && tables=4
-	# the calls a whole apply makes, by name
-	strace -qq -o "$work/trace" -e trace=$calls \
-		"$CGFW" apply -b "$be" "$work/B.nft"
+	points "$CGFW" apply -b "$be" "$work/B.nft" > "$work/points"
 	cur=B points=0 bad=0 why=
-	while read -r count call; do
-		for ((k = 1; k <= count; k++)); do
-			[ $cur = A ] && next=B || next=A
-			(strace -qq -o /dev/null -e trace="$call" \
-				-e inject="$call":signal=SIGKILL:when=$k \
-				"$CGFW" apply -b "$be" "$work/$next.nft"; :) \
-				>/dev/null 2>&1
-			points=$((points + 1))
-			if ! "$CGFW" list >/dev/null 2>"$work/err"; then
-				bad=$((bad + 1))
-				why="killed at $call #$k: cgfw list failed: $(head -1 "$work/err")"
-				continue
-			fi
-			l=$(listed)
-			e=$(enforced)
-			want=$(printf "$e %.0s" $(seq $tables))
-			if [ "$l " != "$want" ]; then
-				bad=$((bad + 1))
-				why="killed at $call #$k of the apply of $next: listed '$l', enforced '$e'"
-			fi
-			case $e in A | B) cur=$e ;; esac
-		done
-	done < <(grep -oE '^[a-z]+\(' "$work/trace" | tr -d '(' | sort | uniq -c)
+	while read -r call k; do
+		[ $cur = A ] && next=B || next=A
+		killed_at "$call" "$k" "$CGFW" apply -b "$be" "$work/$next.nft"
+		points=$((points + 1))
+		if ! "$CGFW" list >/dev/null 2>"$work/err"; then
+			bad=$((bad + 1))
+			why="killed at $call #$k: cgfw list failed: $(head -1 "$work/err")"
+			continue
+		fi
+		l=$(listed)
+		e=$(enforced)
+		want=$(printf "$e %.0s" $(seq $tables))
+		if [ "$l " != "$want" ]; then
+			bad=$((bad + 1))
+			why="killed at $call #$k of the apply of $next: listed '$l', enforced '$e'"
+		fi
+		case $e in A | B) cur=$e ;; esac
+	done < "$work/points"
 	if [ $bad -eq 0 ] && [ $points -gt 0 ]; then
 		ok "$be: killed at each of the $points calls of an apply that change what runs: the ruleset whole or not at all, as cgfw list showed, every time"
 	else
@@ -114,6 +142,30 @@ for be in $backends; do
 			"$bad of $points kill points disagreed; the last: $why"
 	fi
 	check "$be: after the kills, an apply works" "$CGFW" apply -b "$be" "$work/A.nft"
+	# delete t1, then flush, killed at each step: each table whole
+	# (listed on every backend, its port dropped) or gone (neither)
+	for cmd in "delete t1" flush; do
+		# shellcheck disable=SC2086
+		points "$CGFW" $cmd > "$work/points"
+		"$CGFW" apply -b "$be" "$work/A.nft"
+		points=0 bad=0 why=
+		while read -r call k; do
+			# shellcheck disable=SC2086
+			killed_at "$call" "$k" "$CGFW" $cmd
+			points=$((points + 1))
+			if ! w=$(whole_or_gone $((tables / 2))); then
+				bad=$((bad + 1))
+				why="killed at $call #$k of $cmd: $w"
+			fi
+			"$CGFW" apply -b "$be" "$work/A.nft"
+		done < "$work/points"
+		if [ $bad -eq 0 ] && [ $points -gt 0 ]; then
+			ok "$be: $cmd killed at each of its $points calls: each table whole or gone, as cgfw list showed, every time"
+		else
+			not_ok "$be: $cmd killed at each call, each table whole or gone" \
+				"$bad of $points kill points disagreed; the last: $why"
+		fi
+	done
 	check "$be: and it is enforced as listed" test "$(listed) $(enforced)" = \
 		"$(printf "A %.0s" $(seq $tables))A"
 	check "$be: nothing of the killed applies is left in bpffs" \

@@ -196,12 +196,46 @@ static int note_tables(struct cgfw_ctx *ctx, struct latest *lt)
 	return 0;
 }
 
+/* A delete that was killed: what it set aside goes from every backend. */
+static int finish_deletes(struct cgfw_ctx *ctx)
+{
+	const struct backend_ops *be;
+	char **names;
+	size_t i, j, k;
+	int ret = 0;
+
+	for (i = 0; i < ARRAY_SIZE(all_backends); i++) {
+		be = all_backends[i];
+		if (!be->set_aside_tables)
+			continue;
+		names = be->set_aside_tables();
+		for (k = 0; names && names[k]; k++) {
+			cgfw_log(ctx, CGFW_LOG_WARN,
+				 "a delete of table '%s' was interrupted; finishing it",
+				 names[k]);
+			for (j = 0; !ret && j < ARRAY_SIZE(all_backends); j++) {
+				if (j == i)
+					continue;
+				ret = all_backends[j]->remove(ctx, names[k]);
+				if (ret == -ENOENT)
+					ret = 0;
+			}
+			free(names[k]);
+		}
+		free(names);
+		if (!ret)
+			be->bury();
+	}
+	return ret;
+}
+
 /*
- * Finish what applies that were killed left undone: a staged bpf
- * generation is switched to if its apply had begun to commit (every
- * backend had staged) and its nft side took effect (or it had none),
- * else every link is put back as it was; then each table is removed
- * from the backends that its latest apply did not use.
+ * Finish what commands that were killed left undone: a delete's tables
+ * set aside go from every backend; a staged bpf generation is switched
+ * to if its apply had begun to commit (every backend had staged) and its
+ * nft side took effect (or it had none), else every link is put back as
+ * it was; then each table is removed from the backends that its latest
+ * apply did not use.
  */
 static int recover(struct cgfw_ctx *ctx)
 {
@@ -211,7 +245,7 @@ static int recover(struct cgfw_ctx *ctx)
 	bool begun, fwd;
 	char **names;
 	size_t i, k;
-	int ret = 0;
+	int ret = finish_deletes(ctx);
 
 	for (i = 0; i < ARRAY_SIZE(all_backends); i++) {
 		be = all_backends[i];
@@ -366,20 +400,36 @@ CGFW_API int cgfw_ruleset__apply(struct cgfw_ctx *ctx,
 
 /* ---- delete, flush ---- */
 
+/*
+ * First the backends that set a table aside: that marks the delete as
+ * begun, and if it is killed the next command finishes it (recover()).
+ */
 static int remove_all(struct cgfw_ctx *ctx, const char *name)
 {
+	const struct backend_ops *be;
 	bool found = false;
-	size_t i;
+	size_t i, pass;
 	int ret;
 
-	for (i = 0; i < ARRAY_SIZE(all_backends); i++) {
-		ret = all_backends[i]->remove(ctx, name);
-		if (ret == -ENOENT)
-			continue;
-		if (ret)
-			return ret;
-		found = true;
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < ARRAY_SIZE(all_backends); i++) {
+			be = all_backends[i];
+			if (pass == 0 && be->set_aside)
+				ret = be->set_aside(ctx, name);
+			else if (pass == 1 && !be->set_aside)
+				ret = be->remove(ctx, name);
+			else
+				continue;
+			if (ret == -ENOENT)
+				continue;
+			if (ret)
+				return ret;
+			found = true;
+		}
 	}
+	for (i = 0; i < ARRAY_SIZE(all_backends); i++)
+		if (all_backends[i]->bury)
+			all_backends[i]->bury();
 	if (name && !found) {
 		cgfw_err(ctx, "cgfw installed no table '%s' in this network namespace; 'cgfw list' shows what is installed",
 			 name);

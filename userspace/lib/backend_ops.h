@@ -56,6 +56,16 @@ struct backend_ops {
 	void (*abort)(void *priv);
 	/* @name NULL: every table of this backend. -ENOENT: none found. */
 	int (*remove)(struct cgfw_ctx *ctx, const char *name);
+	/*
+	 * Optional, for a delete that cannot remove a table in one step:
+	 * set it aside in one (it still runs, and is not listed), as the
+	 * mark that its delete has begun; bury() removes what is set aside,
+	 * once the other backends have removed the same tables. A command
+	 * killed in between is finished by the next (set_aside_tables).
+	 */
+	int (*set_aside)(struct cgfw_ctx *ctx, const char *name);
+	char **(*set_aside_tables)(void);
+	void (*bury)(void);
 	int (*list)(struct cgfw_ctx *ctx, const char *name,
 		    struct cgfw_listing *l);
 	/*

@@ -10,8 +10,11 @@
  *				nft family (0: none)
  *	_prev/prog-<dir>-<id>	what a link ran before the apply switched it
  *
- * and /sys/fs/bpf/cgfw/_commit-<gen> while the apply of that generation
- * commits (no table's name begins with '_').
+ * and in /sys/fs/bpf/cgfw (no table's name begins with '_'):
+ *
+ *	_commit-<gen>		while the apply of that generation commits
+ *	_gone-<table>		a table that a delete has set aside: its
+ *				links still attached until it is removed
  *
  * Everything else a generation has (maps, counters, its description) is
  * reached from its programs, so whatever runs on a cgroup is described by
@@ -51,6 +54,7 @@
 #define STAGE "_stage-"
 #define GEN "_gen-"
 #define COMMIT "_commit-"
+#define GONE "_gone-"
 
 static void table_dir(char *buf, size_t size, const char *table)
 {
@@ -621,6 +625,88 @@ int cgfw_bpf_remove(struct cgfw_ctx *ctx, const char *name)
 	}
 	closedir(d);
 	return ret;
+}
+
+static int set_aside_one(struct cgfw_ctx *ctx, const char *name)
+{
+	char dir[PATH_MAX], gone[PATH_MAX + 8];
+	int ret;
+
+	table_dir(dir, sizeof(dir), name);
+	snprintf(gone, sizeof(gone), CGFW_PIN_ROOT "/" GONE "%s", name);
+	remove_tree(gone);
+	if (!rename(dir, gone))
+		return 0;
+	ret = -errno;
+	if (ret != -ENOENT)
+		cgfw_err(ctx, "cannot set %s aside to remove it: %s", dir,
+			 strerror(-ret));
+	return ret;
+}
+
+int cgfw_bpf_set_aside(struct cgfw_ctx *ctx, const char *name)
+{
+	struct dirent *de;
+	DIR *d;
+	int ret = -ENOENT, r;
+
+	if (name)
+		return strchr(name, '/') || name[0] == '.' || name[0] == '_' ?
+		       -ENOENT : set_aside_one(ctx, name);
+	d = opendir(CGFW_PIN_ROOT);
+	while (d && (de = readdir(d))) {
+		if (de->d_name[0] == '.' || de->d_name[0] == '_')
+			continue;
+		r = set_aside_one(ctx, de->d_name);
+		if (r && r != -ENOENT) {
+			ret = r;
+			break;
+		}
+		ret = 0;
+	}
+	if (d)
+		closedir(d);
+	return ret;
+}
+
+char **cgfw_bpf_set_aside_tables(void)
+{
+	char **v = calloc(1, sizeof(*v)), **nv;
+	DIR *d = opendir(CGFW_PIN_ROOT);
+	struct dirent *de;
+	size_t n = 0;
+
+	while (d && v && (de = readdir(d))) {
+		if (strncmp(de->d_name, GONE, strlen(GONE)))
+			continue;
+		nv = realloc(v, (n + 2) * sizeof(*v));
+		if (!nv)
+			break;
+		v = nv;
+		v[n] = strdup(de->d_name + strlen(GONE));
+		v[n + 1] = NULL;
+		if (v[n])
+			n++;
+	}
+	if (d)
+		closedir(d);
+	return v;
+}
+
+void cgfw_bpf_bury(void)
+{
+	char path[PATH_MAX + 256];
+	struct dirent *de;
+	DIR *d = opendir(CGFW_PIN_ROOT);
+
+	while (d && (de = readdir(d))) {
+		if (strncmp(de->d_name, GONE, strlen(GONE)))
+			continue;
+		snprintf(path, sizeof(path), CGFW_PIN_ROOT "/%s", de->d_name);
+		remove_tree(path);
+	}
+	if (d)
+		closedir(d);
 }
 
 int cgfw_bpf_pin_progs(struct cgfw_ctx *ctx, const struct bpf_table *bt,

@@ -199,6 +199,10 @@ char **cgfw_bpf_staged_tables(void);
 int cgfw_bpf_pending(struct cgfw_ctx *ctx, const char *name,
 		     struct cgfw_apply_info *ai, bool *begun);
 int cgfw_bpf_remove(struct cgfw_ctx *ctx, const char *name);
+/* A delete: table @name (NULL: each) set aside, and removed for good. */
+int cgfw_bpf_set_aside(struct cgfw_ctx *ctx, const char *name);
+char **cgfw_bpf_set_aside_tables(void);
+void cgfw_bpf_bury(void);
 /* The loaded programs of @bt, unattached, pinned in @dir. */
 int cgfw_bpf_pin_progs(struct cgfw_ctx *ctx, const struct bpf_table *bt,
 		       const char *dir, struct strbuf *pinned);
