@@ -54,7 +54,10 @@ struct backend_ops {
 	void (*settle)(void *priv);
 	/* Forget what was staged (not committed); priv is released. */
 	void (*abort)(void *priv);
-	/* @name NULL: every table of this backend. -ENOENT: none found. */
+	/*
+	 * @name NULL: every table of this backend (not asked of a backend
+	 * with set_aside). -ENOENT: none found.
+	 */
 	int (*remove)(struct cgfw_ctx *ctx, const char *name);
 	/*
 	 * Optional, for a delete that cannot remove a table in one step:

@@ -594,36 +594,18 @@ void cgfw_bpf_settle(const char *name)
 
 /* ---- removing, pinning ---- */
 
+/* An apply's removal of a table it does not have (a delete sets aside). */
 int cgfw_bpf_remove(struct cgfw_ctx *ctx, const char *name)
 {
-	struct dirent *de;
 	char dir[PATH_MAX];
-	DIR *d;
-	int ret = 0;
+	int ret;
 
-	if (name) {
-		if (strchr(name, '/') || name[0] == '.')
-			return -ENOENT;
-		table_dir(dir, sizeof(dir), name);
-		ret = remove_tree(dir);
-		if (ret && ret != -ENOENT)
-			cgfw_err(ctx, "cannot remove %s: %s", dir,
-				 strerror(-ret));
-		return ret;
-	}
-	d = opendir(CGFW_PIN_ROOT);
-	if (!d)
-		return 0;
-	while (!ret && (de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		table_dir(dir, sizeof(dir), de->d_name);
-		ret = remove_tree(dir);
-		if (ret)
-			cgfw_err(ctx, "cannot remove %s: %s", dir,
-				 strerror(-ret));
-	}
-	closedir(d);
+	if (!name || strchr(name, '/') || name[0] == '.' || name[0] == '_')
+		return -ENOENT;
+	table_dir(dir, sizeof(dir), name);
+	ret = remove_tree(dir);
+	if (ret && ret != -ENOENT)
+		cgfw_err(ctx, "cannot remove %s: %s", dir, strerror(-ret));
 	return ret;
 }
 
