@@ -57,7 +57,7 @@ run_one crafted "crafted packets (bpf)" "$BUILD/tests/testrun"
 run_one cli "cli" tests/selftests/cli.sh
 run_one large "large sets" tests/selftests/large_sets.sh
 run_one kill "kill -9 in the middle of an apply" tests/selftests/kill_apply.sh
-run_one kill "kill -9 at every step of an apply" tests/selftests/kill_points.sh
+run_one kill-steps "kill -9 at every step of an apply" tests/selftests/kill_points.sh
 run_one concurrency "commands at the same time" tests/selftests/concurrency.sh
 run_one daemon "cgfw daemon: tables that follow their cgroups" tests/selftests/daemon.sh
 # the kernel series' own selftest: skips where the kernel lacks the family

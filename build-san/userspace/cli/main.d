@@ -1,3 +1,4 @@
 build-san/userspace/cli/main.o: userspace/cli/main.c \
- userspace/include/cgfw/cgfw.h
+ userspace/include/cgfw/cgfw.h userspace/cli/daemon.h
 userspace/include/cgfw/cgfw.h:
+userspace/cli/daemon.h:

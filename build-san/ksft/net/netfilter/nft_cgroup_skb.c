@@ -1034,10 +1034,11 @@ TEST_F(cg, conntrack_and_log_work_in_the_family)
 }
 
 /*
- * Userspace that predates the family (nft 1.0.6 crashes on its tables)
- * asks for all families: it neither sees nor flushes cgroup tables.
+ * Requests for all families (nft list ruleset, nft flush ruleset) include
+ * the family, as every other one: a dump lists its tables, a flush
+ * deletes them and unbinds their chains.
  */
-TEST_F(cg, requests_for_all_families_leave_the_family_out)
+TEST_F(cg, requests_for_all_families_include_the_family)
 {
 	int rx = receiver(self, variant, self->root);
 	int tx = sock_in(self, variant, self->p, SOCK_DGRAM);
@@ -1045,14 +1046,15 @@ TEST_F(cg, requests_for_all_families_leave_the_family_out)
 	ASSERT_EQ(0, bind_chain(self, variant, self->p, CG_NF_CGROUP_EGRESS,
 				X_DROP, NULL));
 	EXPECT_EQ(1, dump_count(&self->nl, CG_NFPROTO_CGROUP, CG_NFPROTO_CGROUP));
-	EXPECT_EQ(0, dump_count(&self->nl, NFPROTO_UNSPEC, CG_NFPROTO_CGROUP));
+	EXPECT_EQ(1, dump_count(&self->nl, NFPROTO_UNSPEC, CG_NFPROTO_CGROUP));
+	EXPECT_EQ(-EPERM, send_one(self, tx));
 	/* nft flush ruleset */
 	nl_begin(&self->nl);
 	put_table(&self->nl, NFPROTO_UNSPEC, NFT_MSG_DELTABLE, 0);
 	EXPECT_EQ(0, nl_commit(&self->nl));
-	EXPECT_EQ(-EPERM, send_one(self, tx));
-	EXPECT_EQ(0, arrived(rx));
-	EXPECT_EQ((int64_t)cgroup_id(self->p), chain_cgroup_id(&self->nl, "ch"));
+	EXPECT_EQ(0, dump_count(&self->nl, NFPROTO_UNSPEC, CG_NFPROTO_CGROUP));
+	EXPECT_EQ(0, send_one(self, tx));
+	EXPECT_EQ(1, arrived(rx));
 }
 
 /* --- bad input: an errno and an extack, nothing bound ------------------- */
