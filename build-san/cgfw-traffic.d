@@ -1,2 +1,0 @@
-build-san/cgfw-traffic: tools/traffic.c tests/lib/netprobe.h
-tests/lib/netprobe.h:
