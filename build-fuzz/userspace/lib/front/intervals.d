@@ -1,4 +1,0 @@
-build-fuzz/userspace/lib/front/intervals.o: \
-  userspace/lib/front/intervals.c userspace/lib/front/intervals.h
-
-userspace/lib/front/intervals.h:
