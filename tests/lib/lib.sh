@@ -20,6 +20,25 @@ check() {	# check NAME COMMAND...: the command must succeed
 	fi
 }
 
+# 0 if a datagram from a process of our cgroup to 127.0.0.1:PORT is
+# dropped (the send fails with EPERM), 1 if it goes out
+dropped() {
+	! bash -c 'echo $$ > "$0/cgroup.procs" && echo x > /dev/udp/127.0.0.1/$1' \
+		"$root/$cg" "$1" 2>/dev/null
+}
+
+# The backends to test: $1 if it is not empty, else every one this kernel
+# has (the native family's where it has the kernel series)
+test_backends() {
+	if [ -n "${1:-}" ]; then
+		echo "$1"
+	elif "$CGFW" status | grep -q '^nft cgroup family (native): *yes$'; then
+		echo "nft-emulated nft-native bpf both"
+	else
+		echo "nft-emulated bpf both"
+	fi
+}
+
 ns_setup() {
 	if [ "$(id -u)" != 0 ]; then
 		echo "ok 1 $1 # SKIP needs root (network namespace, cgroups)"

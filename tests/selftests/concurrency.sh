@@ -20,11 +20,6 @@ table() {	# NAME PORT [SET-ELEMENT]
 # errors of the commands run in the background: waiting is no error
 errors() { grep -v '^cgfw: waiting for another cgfw command' "$work/err" 2>/dev/null; }
 
-dropped() {	# PORT: 0 if a datagram from our cgroup to it is dropped
-	! bash -c 'echo $$ > "$0/cgroup.procs" && echo x > /dev/udp/127.0.0.1/$1' \
-		"$root/$cg" "$1" 2>/dev/null
-}
-
 # the ports the listing's rules drop, sorted, one line (set elements too)
 listed_ports() {
 	"$CGFW" list 2>/dev/null | grep -oE 'udp dport [0-9]+ counter packets [0-9]+ bytes [0-9]+ drop|elements = \{ [0-9, ]+ \}' |
@@ -40,10 +35,7 @@ enforced_ports() {
 	echo "$out"
 }
 
-backends="nft-emulated bpf both"
-"$CGFW" status | grep -q '^nft cgroup family (native): *yes$' &&
-	backends="nft-emulated nft-native bpf both"
-backends=${CGFW_CONC_BACKENDS:-$backends}
+backends=$(test_backends "${CGFW_CONC_BACKENDS:-}")
 for be in $backends; do
 	"$CGFW" flush
 	for m in 2 8; do

@@ -29,7 +29,7 @@ table() {	# table NAME CGROUP PORT: drop UDP to PORT from CGROUP
 	printf 'table cgroup %s {\n\tchain out {\n\t\ttype filter hook egress cgroup "%s" priority 0; policy accept;\n\t\tudp dport %s drop\n\t}\n}\n' "$1" "$2" "$3"
 }
 # 0 if a datagram from a process of cgroup $1 to port $2 is dropped
-dropped() {
+dropped_in() {
 	! bash -c 'echo $$ > "$0/cgroup.procs" && echo x > /dev/udp/127.0.0.1/$1' \
 		"$root/$1" "$2" 2>/dev/null
 }
@@ -49,10 +49,7 @@ has_table() { "$CGFW" list "$1" >/dev/null 2>&1; }
 stale() { "$CGFW" list "$1" 2>/dev/null | grep -q STALE; }
 not() { ! "$@"; }
 
-backends="nft-emulated bpf both"
-"$CGFW" status | grep -q '^nft cgroup family (native): *yes$' &&
-	backends="nft-emulated nft-native bpf both"
-backends=${CGFW_DAEMON_BACKENDS:-$backends}
+backends=$(test_backends "${CGFW_DAEMON_BACKENDS:-}")
 dpid=
 trap 'kill $dpid 2>/dev/null; rm -rf "$work"; rmdir "$root/$cg" "$root/later" 2>/dev/null' EXIT
 
@@ -64,13 +61,13 @@ for b in $backends; do
 	dpid=$!
 	check "$b: the daemon applies the rules directory" \
 		wait_for 30 has_table lc
-	check "$b: and the table is in force" dropped "$cg" 9100
+	check "$b: and the table is in force" dropped_in "$cg" 9100
 
 	# the service restarts: its cgroup is removed and made again
 	worst=0 lost=0
 	for ((r = 0; r < RESTARTS; r++)); do
 		rmdir "$root/$cg" && mkdir "$root/$cg"
-		ms=$(wait_for 10 dropped "$cg" 9100)
+		ms=$(wait_for 10 dropped_in "$cg" 9100)
 		if [ "$ms" = timeout ]; then
 			lost=$((lost + 1))
 		elif [ "$ms" -gt "$worst" ]; then
@@ -91,8 +88,8 @@ for b in $backends; do
 
 	# the file is edited: 9101 now, not 9100
 	table lc "$cg" 9101 > "$rules/lc.nft.tmp" && mv "$rules/lc.nft.tmp" "$rules/lc.nft"
-	check "$b: an edited file is applied" wait_for 30 dropped "$cg" 9101
-	check "$b: and what it no longer says is gone" not dropped "$cg" 9100
+	check "$b: an edited file is applied" wait_for 30 dropped_in "$cg" 9101
+	check "$b: and what it no longer says is gone" not dropped_in "$cg" 9100
 
 	# a table for a cgroup that does not exist yet
 	table later later 9102 > "$rules/later.nft"
@@ -101,14 +98,14 @@ for b in $backends; do
 		not has_table later
 	check "$b: the daemon says it waits" grep -q 'later.nft: waiting for cgroup' "$work/log"
 	mkdir "$root/later"
-	check "$b: and is applied when the cgroup appears" wait_for 30 dropped later 9102
+	check "$b: and is applied when the cgroup appears" wait_for 30 dropped_in later 9102
 
 	# a bad file: reported at its place, nothing else changes
 	printf 'table cgroup bad {\n\tchain out {\n\t\ttype filter hook egress cgroup "%s" priority 0;\n\t\tudp dport 9103 frobnicate\n\t}\n}\n' "$cg" > "$rules/bad.nft"
 	check "$b: a bad file is reported with its line" \
 		wait_for 30 grep -q 'bad.nft:4:' "$work/log"
 	check "$b: and installs nothing" not has_table bad
-	check "$b: the other tables stay in force" dropped "$cg" 9101
+	check "$b: the other tables stay in force" dropped_in "$cg" 9101
 
 	# a file removed takes its table with it
 	rm "$rules/later.nft"
@@ -120,7 +117,7 @@ for b in $backends; do
 	wait $dpid
 	check "$b: SIGTERM ends the daemon with status 0" test $? -eq 0
 	dpid=
-	check "$b: and the tables stay" dropped "$cg" 9101
+	check "$b: and the tables stay" dropped_in "$cg" 9101
 done
 # The guard: a chain with policy drop on $cg/svc; each round removes svc,
 # makes it again and at once sends datagrams from it to a sink, before
@@ -154,7 +151,7 @@ guarded_rounds() {	# prints the re-creations made, and the datagrams that arrive
 		burst
 		mkdir "$root/$cg/svc"
 		wait $bpid
-		wait_for 10 dropped "$cg/svc" 9301 >/dev/null
+		wait_for 10 dropped_in "$cg/svc" 9301 >/dev/null
 	done
 	sleep 0.2
 	echo "$r $(wc -l < "$work/sunk")"
@@ -171,14 +168,14 @@ for b in $backends; do
 		"$CGFW" daemon -b "$b" -d "$rules" $([ $mode = no-guard ] && echo --no-guard) 2> "$work/log" &
 		dpid=$!
 		wait_for 30 has_table gd >/dev/null
-		wait_for 10 dropped "$cg/svc" 9301 >/dev/null
+		wait_for 10 dropped_in "$cg/svc" 9301 >/dev/null
 		read -r made got <<< "$(guarded_rounds)"
 		if [ $mode = guard ]; then
 			check "$b: policy drop, guarded: $made of $GUARD_ROUNDS re-creations, each with 40 datagrams sent at once from the new cgroup: none passed ($got did)" \
 				test "$made" = "$GUARD_ROUNDS" -a "$got" = 0
 			mkdir "$root/$cg/other"
 			check "$b: a sibling made under the guard is held only until the daemon sees it" \
-				wait_for 10 not dropped "$cg/other" 9301
+				wait_for 10 not dropped_in "$cg/other" 9301
 			rmdir "$root/$cg/other"
 		else
 			# what the guard closes: a count, not a pass or fail

@@ -26,12 +26,6 @@ big() {	# NAME PORT: RULES rules that match nothing, then "drop PORT"
 big t 7001 > "$work/A.nft"
 big t 7002 > "$work/B.nft"
 
-# 0 if a datagram from our cgroup to PORT is dropped (EPERM), 1 if not
-dropped() {
-	! bash -c 'echo $$ > "$0/cgroup.procs" && echo x > /dev/udp/127.0.0.1/$1' \
-		"$root/$cg" "$1" 2>/dev/null
-}
-
 # what the listing says runs: "A", "B", "none", or "A B" (-b both: one
 # word per backend's table, nft's first, as cgfw list orders them)
 listed() {
@@ -53,10 +47,7 @@ enforced() {
 	esac
 }
 
-backends=${CGFW_KILL_BACKENDS:-nft-emulated bpf both}
-if "$CGFW" status | grep -q '^nft cgroup family (native): *yes$'; then
-	backends=${CGFW_KILL_BACKENDS:-nft-emulated nft-native bpf both}
-fi
+backends=$(test_backends "${CGFW_KILL_BACKENDS:-}")
 for be in $backends; do
 	"$CGFW" flush
 	if ! "$CGFW" apply -b "$be" "$work/A.nft" 2>"$work/err"; then

@@ -41,11 +41,6 @@ version() {	# NAME PORT1 PORT2
 version A 7001 7003 > "$work/A.nft"
 version B 7002 7004 > "$work/B.nft"
 
-dropped() {	# PORT: 0 if a datagram from our cgroup to PORT is dropped
-	! bash -c 'echo $$ > "$0/cgroup.procs" && echo x > /dev/udp/127.0.0.1/$1' \
-		"$root/$cg" "$1" 2>/dev/null
-}
-
 # what the kernel enforces: "A", "B", "none", or the ports dropped
 enforced() {
 	local p d=
@@ -103,10 +98,7 @@ killed_at() {	# CALL K COMMAND...: run it, killed as it enters call K
 		>/dev/null 2>&1
 }
 
-backends=${CGFW_KILL_BACKENDS:-nft-emulated bpf both}
-if "$CGFW" status | grep -q '^nft cgroup family (native): *yes$'; then
-	backends=${CGFW_KILL_BACKENDS:-nft-emulated nft-native bpf both}
-fi
+backends=$(test_backends "${CGFW_KILL_BACKENDS:-}")
 for be in $backends; do
 	"$CGFW" flush
 	if ! "$CGFW" apply -b "$be" "$work/A.nft" 2>"$work/err"; then

@@ -207,21 +207,26 @@ bool cgfw_bpf_staged(const char *name)
 	return !stat(next, &st);
 }
 
-char **cgfw_bpf_staged_tables(void)
+/*
+ * The names in the root that begin with @prefix, without it (a malloc()ed
+ * NULL-ended list); if @staged, only tables with a staged generation.
+ */
+static char **root_names(const char *prefix, bool staged)
 {
 	DIR *d = opendir(CGFW_PIN_ROOT);
 	char **v = calloc(1, sizeof(*v)), **nv;
+	size_t n = 0, len = strlen(prefix);
 	struct dirent *de;
-	size_t n = 0;
 
 	while (d && v && (de = readdir(d))) {
-		if (de->d_name[0] == '.' || !cgfw_bpf_staged(de->d_name))
+		if (de->d_name[0] == '.' || strncmp(de->d_name, prefix, len) ||
+		    (staged && !cgfw_bpf_staged(de->d_name)))
 			continue;
 		nv = realloc(v, (n + 2) * sizeof(*v));
 		if (!nv)
 			break;
 		v = nv;
-		v[n] = strdup(de->d_name);
+		v[n] = strdup(de->d_name + len);
 		v[n + 1] = NULL;
 		if (v[n])
 			n++;
@@ -229,6 +234,11 @@ char **cgfw_bpf_staged_tables(void)
 	if (d)
 		closedir(d);
 	return v;
+}
+
+char **cgfw_bpf_staged_tables(void)
+{
+	return root_names("", true);
 }
 
 int cgfw_bpf_pending(struct cgfw_ctx *ctx, const char *name,
@@ -302,18 +312,18 @@ static void commit_mark(char *buf, size_t size, uint64_t gen)
 	snprintf(buf, size, CGFW_PIN_ROOT "/" COMMIT "%" PRIu64, gen);
 }
 
-/* Remove every mark (one is left by a kill after its apply's end). */
-static void remove_marks(void)
+/* Remove what the root holds under names that begin with @prefix. */
+static void remove_prefixed(const char *prefix)
 {
 	char path[PATH_MAX + 256];
 	struct dirent *de;
 	DIR *d = opendir(CGFW_PIN_ROOT);
 
 	while (d && (de = readdir(d))) {
-		if (strncmp(de->d_name, COMMIT, strlen(COMMIT)))
+		if (strncmp(de->d_name, prefix, strlen(prefix)))
 			continue;
 		snprintf(path, sizeof(path), CGFW_PIN_ROOT "/%s", de->d_name);
-		rmdir(path);
+		remove_tree(path);
 	}
 	if (d)
 		closedir(d);
@@ -324,7 +334,7 @@ int cgfw_bpf_mark(struct cgfw_ctx *ctx, uint64_t gen)
 	char path[PATH_MAX];
 	int ret;
 
-	remove_marks();
+	remove_prefixed(COMMIT);	/* one is left by a kill after its apply */
 	commit_mark(path, sizeof(path), gen);
 	if (mkdir(path, 0700) && errno != EEXIST) {
 		ret = -errno;
@@ -353,7 +363,7 @@ void cgfw_bpf_unmark(void)
 		free(names[i]);
 	free(names);
 	if (none)
-		remove_marks();
+		remove_prefixed(COMMIT);
 }
 
 /* ---- switching the links ---- */
@@ -653,42 +663,12 @@ int cgfw_bpf_set_aside(struct cgfw_ctx *ctx, const char *name)
 
 char **cgfw_bpf_set_aside_tables(void)
 {
-	char **v = calloc(1, sizeof(*v)), **nv;
-	DIR *d = opendir(CGFW_PIN_ROOT);
-	struct dirent *de;
-	size_t n = 0;
-
-	while (d && v && (de = readdir(d))) {
-		if (strncmp(de->d_name, GONE, strlen(GONE)))
-			continue;
-		nv = realloc(v, (n + 2) * sizeof(*v));
-		if (!nv)
-			break;
-		v = nv;
-		v[n] = strdup(de->d_name + strlen(GONE));
-		v[n + 1] = NULL;
-		if (v[n])
-			n++;
-	}
-	if (d)
-		closedir(d);
-	return v;
+	return root_names(GONE, false);
 }
 
 void cgfw_bpf_bury(void)
 {
-	char path[PATH_MAX + 256];
-	struct dirent *de;
-	DIR *d = opendir(CGFW_PIN_ROOT);
-
-	while (d && (de = readdir(d))) {
-		if (strncmp(de->d_name, GONE, strlen(GONE)))
-			continue;
-		snprintf(path, sizeof(path), CGFW_PIN_ROOT "/%s", de->d_name);
-		remove_tree(path);
-	}
-	if (d)
-		closedir(d);
+	remove_prefixed(GONE);
 }
 
 int cgfw_bpf_pin_progs(struct cgfw_ctx *ctx, const struct bpf_table *bt,
