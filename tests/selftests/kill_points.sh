@@ -5,8 +5,11 @@
 # every K the apply makes. After each kill, cgfw list (which finishes or
 # rolls back what the kill left) must succeed and show what real traffic
 # shows, and the ruleset must be in effect whole or not at all: its two
-# tables, on every backend of the apply, from the same file. Then the same
-# for "cgfw delete t1": t1 is there on every backend, or gone from all.
+# tables, on every backend of the apply, from the same file. Then the
+# same for an apply that binds a second cgroup, which is removed before
+# the next command (that command finishes the apply or, as the apply
+# would have, rolls it back: it never stops there), and for "cgfw delete
+# t1" and "cgfw flush": each table is there on every backend, or gone.
 #
 # Two versions of one ruleset of two tables: A drops UDP to 7001 (table
 # t1) and 7003 (t2), B to 7002 and 7004. A named set and a counter in t1
@@ -40,6 +43,13 @@ version() {	# NAME PORT1 PORT2
 }
 version A 7001 7003 > "$work/A.nft"
 version B 7002 7004 > "$work/B.nft"
+# B, with t2 bound to a second cgroup too (one the test removes)
+y="$cg-y"
+sed "/^table cgroup t2 {/a\\
+	chain out_y {\\
+		type filter hook egress cgroup \"$y\" priority 0; policy accept;\\
+		udp dport 7004 drop\\
+	}" "$work/B.nft" > "$work/BY.nft"
 
 # what the kernel enforces: "A", "B", "none", or the ports dropped
 enforced() {
@@ -134,6 +144,35 @@ for be in $backends; do
 			"$bad of $points kill points disagreed; the last: $why"
 	fi
 	check "$be: after the kills, an apply works" "$CGFW" apply -b "$be" "$work/A.nft"
+	# killed at each bpf() call of an apply that binds $y too (at each
+	# call, with nft alone), and $y removed before the next command
+	mkdir "$root/$y"
+	points "$CGFW" apply -b "$be" "$work/BY.nft" |
+		grep "^$([[ $be = nft-* ]] || echo 'bpf ')" > "$work/points"
+	"$CGFW" apply -b "$be" "$work/A.nft"
+	points=0 bad=0 why=
+	while read -r call k; do
+		killed_at "$call" "$k" "$CGFW" apply -b "$be" "$work/BY.nft"
+		rmdir "$root/$y"
+		points=$((points + 1))
+		if ! "$CGFW" list >/dev/null 2>"$work/err"; then
+			bad=$((bad + 1))
+			why="killed at $call #$k: cgfw list failed: $(grep -v warning: "$work/err" | head -1)"
+		elif l=$(listed) e=$(enforced) &&
+		     [ "$l " != "$(printf "$e %.0s" $(seq $tables))" ]; then
+			bad=$((bad + 1))
+			why="killed at $call #$k: listed '$l', enforced '$e'"
+		fi
+		mkdir "$root/$y"
+		"$CGFW" apply -b "$be" "$work/A.nft"
+	done < "$work/points"
+	rmdir "$root/$y"
+	if [ $bad -eq 0 ] && [ $points -gt 0 ]; then
+		ok "$be: killed at each of $points calls of an apply, a cgroup of it then removed: the next command went on, the ruleset whole or not at all, as listed"
+	else
+		not_ok "$be: killed in an apply, a cgroup of it then removed, the next command goes on" \
+			"$bad of $points kill points went wrong; the last: $why"
+	fi
 	# delete t1, then flush, killed at each step: each table whole
 	# (listed on every backend, its port dropped) or gone (neither)
 	for cmd in "delete t1" flush; do

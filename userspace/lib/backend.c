@@ -231,41 +231,71 @@ static int finish_deletes(struct cgfw_ctx *ctx)
 
 /*
  * Finish what commands that were killed left undone: a delete's tables
- * set aside go from every backend; a staged bpf generation is switched
- * to if its apply had begun to commit (every backend had staged) and its
- * nft side took effect (or it had none), else every link is put back as
- * it was; then each table is removed from the backends that its latest
- * apply did not use.
+ * set aside go from every backend; the staged bpf generations of an
+ * apply are switched to if it had begun to commit (every backend had
+ * staged) and its nft side took effect (or it had none), else every link
+ * is put back as it was; then each table is removed from the backends
+ * that its latest apply did not use.
  */
+/* The pending tables of @be, finished apply by apply. */
+static int finish_applies(struct cgfw_ctx *ctx, const struct backend_ops *be)
+{
+	char **names = be->pending_tables(), **group = NULL;
+	struct pending {
+		struct cgfw_apply_info ai;
+		bool begun, done;
+	} *p = NULL;
+	size_t n = 0, k, j, m;
+	int ret = 0;
+	bool fwd;
+
+	while (names && names[n])
+		n++;
+	if (names) {
+		p = calloc(n + 1, sizeof(*p));
+		group = calloc(n + 1, sizeof(*group));
+	}
+	if (!p || !group)
+		ret = -ENOMEM;
+	for (k = 0; !ret && k < n; k++)
+		p[k].done = be->pending(ctx, names[k], &p[k].ai, &p[k].begun);
+	for (k = 0; !ret && k < n; k++) {
+		if (p[k].done)
+			continue;
+		/* its apply's tables, together */
+		fwd = p[k].begun;
+		for (j = k, m = 0; j < n; j++) {
+			if (p[j].done || p[j].ai.gen != p[k].ai.gen)
+				continue;
+			p[j].done = true;
+			group[m++] = names[j];
+			fwd = fwd && nft_done(ctx, names[j], &p[j].ai);
+		}
+		for (j = 0; j < m; j++)
+			cgfw_log(ctx, CGFW_LOG_WARN,
+				 "an apply of table '%s' was interrupted; %s",
+				 group[j], fwd ? "finishing it" : !p[k].begun ?
+				 "rolling it back (it had not begun to commit)" :
+				 "rolling it back (its nf_tables part did not take effect)");
+		ret = be->finish(ctx, group, m, fwd);
+	}
+	for (k = 0; k < n; k++)
+		free(names[k]);
+	free(names);
+	free(group);
+	free(p);
+	return ret;
+}
+
 static int recover(struct cgfw_ctx *ctx)
 {
-	const struct backend_ops *be;
 	struct latest lt = { 0 };
-	struct cgfw_apply_info ai;
-	bool begun, fwd;
-	char **names;
 	size_t i, k;
 	int ret = finish_deletes(ctx);
 
-	for (i = 0; i < ARRAY_SIZE(all_backends); i++) {
-		be = all_backends[i];
-		if (!be->pending_tables)
-			continue;
-		names = be->pending_tables();
-		for (k = 0; names && names[k]; k++) {
-			if (!ret && !be->pending(ctx, names[k], &ai, &begun)) {
-				fwd = begun && nft_done(ctx, names[k], &ai);
-				cgfw_log(ctx, CGFW_LOG_WARN,
-					 "an apply of table '%s' was interrupted; %s",
-					 names[k], fwd ? "finishing it" : !begun ?
-					 "rolling it back (it had not begun to commit)" :
-					 "rolling it back (its nf_tables part did not take effect)");
-				ret = be->finish(ctx, names[k], fwd);
-			}
-			free(names[k]);
-		}
-		free(names);
-	}
+	for (i = 0; !ret && i < ARRAY_SIZE(all_backends); i++)
+		if (all_backends[i]->pending_tables)
+			ret = finish_applies(ctx, all_backends[i]);
 	ret = ret ? : note_tables(ctx, &lt);
 	for (k = 0; !ret && k < lt.n; k++)
 		ret = remove_elsewhere(ctx, lt.v[k].name, &lt.v[k].made_by);

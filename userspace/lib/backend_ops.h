@@ -91,8 +91,13 @@ struct backend_ops {
 	 */
 	int (*pending)(struct cgfw_ctx *ctx, const char *name,
 		       struct cgfw_apply_info *ai, bool *begun);
-	/* Finish it (@forward) or forget it. */
-	int (*finish)(struct cgfw_ctx *ctx, const char *name, bool forward);
+	/*
+	 * Finish the tables @names of one apply (@forward), all or none
+	 * (a table that cannot be finished puts back every one), or put
+	 * them back.
+	 */
+	int (*finish)(struct cgfw_ctx *ctx, char *const *names, size_t n,
+		      bool forward);
 	/* The names of its tables with a pending apply (NULL-ended). */
 	char **(*pending_tables)(void);
 };

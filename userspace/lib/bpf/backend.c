@@ -6,6 +6,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -204,22 +205,38 @@ static void bpf_settle(void *priv)
 }
 
 /*
- * An interrupted apply of @name: switch to its staged generation (again:
- * a link switched already stays) and settle, or put every link back.
+ * An interrupted apply of tables @names: switch each to its staged
+ * generation (again: a link switched already stays) and settle, or put
+ * every link back. If a switch fails (a cgroup was removed since), every
+ * table is put back, as the apply itself would have done, and that is
+ * said: an error would stop every later command at the same place.
  */
-static int bpf_finish(struct cgfw_ctx *ctx, const char *name, bool forward)
+static int bpf_finish(struct cgfw_ctx *ctx, char *const *names, size_t n,
+		      bool forward)
 {
-	int ret = 0;
+	const char *why;
+	size_t i = 0;
 
-	if (!forward) {
-		cgfw_bpf_unswitch(name);
-	} else {
-		ret = cgfw_bpf_switch(ctx, name);
-		if (!ret)
-			cgfw_bpf_settle(name);
+	if (forward) {
+		while (i < n && !cgfw_bpf_switch(ctx, names[i]))
+			i++;
+		if (i == n) {
+			for (i = 0; i < n; i++)
+				cgfw_bpf_settle(names[i]);
+			cgfw_bpf_unmark();
+			return 0;
+		}
+		why = ctx->err.buf ? ctx->err.buf : "";
+		why += strncmp(why, "Error: ", 7) ? 0 : 7;
+		cgfw_log(ctx, CGFW_LOG_WARN,
+			 "cannot finish the apply of table '%s' (%.*s); rolling back the apply",
+			 names[i], (int)strcspn(why, "\n"), why);
+		cgfw_ctx_reset(ctx);
 	}
-	cgfw_bpf_unmark();	/* once no table is left to finish */
-	return ret;
+	for (i = 0; i < n; i++)
+		cgfw_bpf_unswitch(names[i]);
+	cgfw_bpf_unmark();
+	return 0;
 }
 
 const struct backend_ops cgfw_backend_bpf = {
