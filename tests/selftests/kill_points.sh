@@ -45,6 +45,7 @@ version A 7001 7003 > "$work/A.nft"
 version B 7002 7004 > "$work/B.nft"
 # B, with t2 bound to a second cgroup too (one the test removes)
 y="$cg-y"
+trap 'rmdir "$root/$y" 2>/dev/null; rm -rf "$work"; rmdir "$root/$cg"' EXIT
 sed "/^table cgroup t2 {/a\\
 	chain out_y {\\
 		type filter hook egress cgroup \"$y\" priority 0; policy accept;\\
