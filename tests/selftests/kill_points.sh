@@ -9,7 +9,8 @@
 # same for an apply that binds a second cgroup, which is removed before
 # the next command (that command finishes the apply or, as the apply
 # would have, rolls it back: it never stops there), and for "cgfw delete
-# t1" and "cgfw flush": each table is there on every backend, or gone.
+# t1" and "cgfw flush": each table is there on every backend, or gone,
+# and a flush is done whole or not at all.
 #
 # Two versions of one ruleset of two tables: A drops UDP to 7001 (table
 # t1) and 7003 (t2), B to 7002 and 7004. A named set and a counter in t1
@@ -188,11 +189,16 @@ for be in $backends; do
 			if ! w=$(whole_or_gone $((tables / 2))); then
 				bad=$((bad + 1))
 				why="killed at $call #$k of $cmd: $w"
+			elif [ "$cmd" = flush ] && l=$(listed) &&
+			     [ "$l" != none ] &&
+			     [ "$l " != "$(printf "A %.0s" $(seq $tables))" ]; then
+				bad=$((bad + 1))
+				why="killed at $call #$k of flush: a part of it done: listed '$l'"
 			fi
 			"$CGFW" apply -b "$be" "$work/A.nft"
 		done < "$work/points"
 		if [ $bad -eq 0 ] && [ $points -gt 0 ]; then
-			ok "$be: $cmd killed at each of its $points calls: each table whole or gone, as cgfw list showed, every time"
+			ok "$be: $cmd killed at each of its $points calls: each table whole or gone$([ "$cmd" = flush ] && echo ', all or none'), as cgfw list showed, every time"
 		else
 			not_ok "$be: $cmd killed at each call, each table whole or gone" \
 				"$bad of $points kill points disagreed; the last: $why"

@@ -196,29 +196,53 @@ static int note_tables(struct cgfw_ctx *ctx, struct latest *lt)
 	return 0;
 }
 
-/* A delete that was killed: what it set aside goes from every backend. */
+/* Remove @name (NULL: every table) from the backends but @except. */
+static int remove_others(struct cgfw_ctx *ctx, const char *name,
+			 const struct backend_ops *except)
+{
+	size_t j;
+	int ret = 0;
+
+	for (j = 0; !ret && j < ARRAY_SIZE(all_backends); j++) {
+		if (all_backends[j] == except)
+			continue;
+		ret = all_backends[j]->remove(ctx, name);
+		if (ret == -ENOENT)
+			ret = 0;
+	}
+	return ret;
+}
+
+/*
+ * A delete or flush that was killed: what it set aside goes from every
+ * backend; a flush goes on with what it did not reach.
+ */
 static int finish_deletes(struct cgfw_ctx *ctx)
 {
 	const struct backend_ops *be;
 	char **names;
-	size_t i, j, k;
+	size_t i, k;
 	int ret = 0;
+	bool all;
 
 	for (i = 0; i < ARRAY_SIZE(all_backends); i++) {
 		be = all_backends[i];
 		if (!be->set_aside_tables)
 			continue;
-		names = be->set_aside_tables();
-		for (k = 0; names && names[k]; k++) {
+		names = be->set_aside_tables(&all);
+		if (all) {
 			cgfw_log(ctx, CGFW_LOG_WARN,
-				 "a delete of table '%s' was interrupted; finishing it",
-				 names[k]);
-			for (j = 0; !ret && j < ARRAY_SIZE(all_backends); j++) {
-				if (j == i)
-					continue;
-				ret = all_backends[j]->remove(ctx, names[k]);
-				if (ret == -ENOENT)
-					ret = 0;
+				 "a flush was interrupted; finishing it");
+			ret = be->set_aside(ctx, NULL);
+			ret = ret == -ENOENT ? 0 : ret;
+			ret = ret ? : remove_others(ctx, NULL, be);
+		}
+		for (k = 0; names && names[k]; k++) {
+			if (!all && !ret) {
+				cgfw_log(ctx, CGFW_LOG_WARN,
+					 "a delete of table '%s' was interrupted; finishing it",
+					 names[k]);
+				ret = remove_others(ctx, names[k], be);
 			}
 			free(names[k]);
 		}

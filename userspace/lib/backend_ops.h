@@ -64,10 +64,11 @@ struct backend_ops {
 	 * set it aside in one (it still runs, and is not listed), as the
 	 * mark that its delete has begun; bury() removes what is set aside,
 	 * once the other backends have removed the same tables. A command
-	 * killed in between is finished by the next (set_aside_tables).
+	 * killed in between is finished by the next (set_aside_tables;
+	 * *@all: it was a flush, of every table of every backend).
 	 */
 	int (*set_aside)(struct cgfw_ctx *ctx, const char *name);
-	char **(*set_aside_tables)(void);
+	char **(*set_aside_tables)(bool *all);
 	void (*bury)(void);
 	int (*list)(struct cgfw_ctx *ctx, const char *name,
 		    struct cgfw_listing *l);

@@ -15,6 +15,7 @@
  *	_commit-<gen>		while the apply of that generation commits
  *	_gone-<table>		a table that a delete has set aside: its
  *				links still attached until it is removed
+ *	_flush			while a flush sets tables aside
  *
  * Everything else a generation has (maps, counters, its description) is
  * reached from its programs, so whatever runs on a cgroup is described by
@@ -55,6 +56,7 @@
 #define GEN "_gen-"
 #define COMMIT "_commit-"
 #define GONE "_gone-"
+#define FLUSH CGFW_PIN_ROOT "/_flush"
 
 static void table_dir(char *buf, size_t size, const char *table)
 {
@@ -645,6 +647,14 @@ int cgfw_bpf_set_aside(struct cgfw_ctx *ctx, const char *name)
 	if (name)
 		return strchr(name, '/') || name[0] == '.' || name[0] == '_' ?
 		       -ENOENT : set_aside_one(ctx, name);
+	/* a flush: its mark first, so that a kill is finished whole */
+	if (mkdir(FLUSH, 0700) && errno != EEXIST) {
+		if (errno == ENOENT)
+			return -ENOENT;	/* no table at all */
+		ret = -errno;
+		cgfw_err(ctx, "cannot make %s: %s", FLUSH, strerror(errno));
+		return ret;
+	}
 	d = opendir(CGFW_PIN_ROOT);
 	while (d && (de = readdir(d))) {
 		if (de->d_name[0] == '.' || de->d_name[0] == '_')
@@ -661,14 +671,18 @@ int cgfw_bpf_set_aside(struct cgfw_ctx *ctx, const char *name)
 	return ret;
 }
 
-char **cgfw_bpf_set_aside_tables(void)
+char **cgfw_bpf_set_aside_tables(bool *all)
 {
+	struct stat st;
+
+	*all = !stat(FLUSH, &st);
 	return root_names(GONE, false);
 }
 
 void cgfw_bpf_bury(void)
 {
 	remove_prefixed(GONE);
+	rmdir(FLUSH);
 }
 
 int cgfw_bpf_pin_progs(struct cgfw_ctx *ctx, const struct bpf_table *bt,

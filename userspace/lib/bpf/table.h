@@ -201,7 +201,7 @@ int cgfw_bpf_pending(struct cgfw_ctx *ctx, const char *name,
 int cgfw_bpf_remove(struct cgfw_ctx *ctx, const char *name);
 /* A delete: table @name (NULL: each) set aside, and removed for good. */
 int cgfw_bpf_set_aside(struct cgfw_ctx *ctx, const char *name);
-char **cgfw_bpf_set_aside_tables(void);
+char **cgfw_bpf_set_aside_tables(bool *all);
 void cgfw_bpf_bury(void);
 /* The loaded programs of @bt, unattached, pinned in @dir. */
 int cgfw_bpf_pin_progs(struct cgfw_ctx *ctx, const struct bpf_table *bt,
