@@ -13,6 +13,9 @@
 # own firewall (VM_BENCH_NO_SYSTEMD=1 skips it).
 # VM_BENCH_KEY_BOOTS=N more boots of each, alternating, with the hook
 # group's cheapest rows only: the spread between boots.
+# VM_BENCH_ICOUNT=SHIFT: the guest's clock counts its instructions
+# (tools/vm/run.sh -i): "ns" are then guest instructions times 2^SHIFT,
+# the same from run to run whatever the host's load.
 set -euo pipefail
 BUILD=${1:-build}
 OUT=${2:-$BUILD/bench/vm}
@@ -33,7 +36,8 @@ boot() {
 	[ "${1:-}" != -s ] || { sd=-s; shift; }
 	mkdir -p "$dir"
 	echo "vm-bench: $name ($image${sd:+, systemd as PID 1}): cgfw_bench $*" >&2
-	"$top/tools/vm/run.sh" $sd -t "${VM_BENCH_TIMEOUT:-14400}" -k "$image" \
+	"$top/tools/vm/run.sh" $sd ${VM_BENCH_ICOUNT:+-i "$VM_BENCH_ICOUNT"} \
+		-t "${VM_BENCH_TIMEOUT:-14400}" -k "$image" \
 		bench/guest.sh "$BUILD" "$@" > "$dir/console.log" 2>&1 &
 	local pid=$!
 	# the progress lines, as they come
@@ -46,6 +50,8 @@ boot() {
 		f != "" && /^@@ / { print substr($0, 4) > f; next }
 		f != "" && /^@@$/ { print "" > f }' "$dir/console.log"
 	[ -s "$dir/summary.csv" ] || { echo "vm-bench: $name: no results" >&2; return 1; }
+	[ -z "${VM_BENCH_ICOUNT:-}" ] ||
+		echo "icount: shift=$VM_BENCH_ICOUNT (a guest instruction is 2^$VM_BENCH_ICOUNT ns of the guest's clock)" >> "$dir/env.txt"
 }
 
 patched=$("$top/tools/vm/build-kernel.sh")

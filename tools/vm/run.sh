@@ -2,17 +2,22 @@
 # Boot the cgfw guest kernel under QEMU (TCG: KVM is not usable on these
 # machines) with the host's root read-only over 9p, run one shell command
 # in it from this directory, stream its output, and exit with its status.
-#   tools/vm/run.sh [-s] [-t SECONDS] [-k BZIMAGE] COMMAND...
+#   tools/vm/run.sh [-s] [-i SHIFT] [-t SECONDS] [-k BZIMAGE] COMMAND...
 # -s: systemd is PID 1 (tools/vm/init starts it), the command a service.
+# -i: the guest's clock counts its instructions, 2^SHIFT ns each (QEMU's
+#     -icount): timings in the guest become instruction counts, which the
+#     host's load does not change (one vCPU runs at a time then: slower).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 timeout=600
 kernel=
 systemd=
-usage="usage: $0 [-s] [-t SECONDS] [-k BZIMAGE] COMMAND..."
-while getopts "st:k:" o; do
+icount=()
+usage="usage: $0 [-s] [-i SHIFT] [-t SECONDS] [-k BZIMAGE] COMMAND..."
+while getopts "si:t:k:" o; do
 	case $o in
 	s) systemd=" cgfw.systemd=1" ;;
+	i) icount=(-icount "shift=$OPTARG,align=off,sleep=off") ;;
 	t) timeout=$OPTARG ;;
 	k) kernel=$OPTARG ;;
 	*) echo "$usage" >&2; exit 2 ;;
@@ -29,7 +34,7 @@ printf '%s\n' "$*" > "$run/cmd"
 out=$run/console
 
 timeout --foreground "$timeout" qemu-system-x86_64 \
-	-accel tcg -cpu max -smp 2 -m 2G -nographic -no-reboot \
+	-accel tcg -cpu max -smp 2 -m 2G -nographic -no-reboot "${icount[@]}" \
 	-kernel "$kernel" \
 	-append "console=ttyS0 root=host0 rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144,ro init=$top/tools/vm/init panic=-1 quiet loglevel=1 cgfw.cmd=$run/cmd cgfw.dir=$PWD$systemd" \
 	-fsdev local,id=root,path=/,security_model=none,readonly=on,multidevs=remap \
