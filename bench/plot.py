@@ -388,6 +388,11 @@ def main():
             env.get("kernel", "").split(" ")[0], env.get("cpus", "?"),
             env.get("cpu", "").strip(), env.get("rounds", "?"),
             env.get("secs per probe", "?"))
+        if "icount" in env:
+            # bench/vm.sh VM_BENCH_ICOUNT: the guest's clock counted
+            title += "; -icount %s: a guest instruction is 2^%s ns" % (
+                env["icount"].split(" ")[0],
+                env["icount"].split("=")[1].split(" ")[0])
     rows = load(d)
     for fn in (plot_rules, plot_hook, plot_sets, plot_cgroups, plot_update,
                plot_load):
