@@ -93,22 +93,29 @@ struct cls_input {
  *	      loaded (its children's key offset): a cut loads that key while
  *	      it picks the child, so a child that cuts the dim most of its
  *	      siblings cut does not wait for a load of its own
- *	leaf: kind 1, entries from a to b, then the walk goes on at c
  *	guard: kind 2, walk on at a, or at b when the best match so far is
  *	      below rule c (the lowest rule under a); it loads the key at
  *	      its nkey, the key of a when a is a cut (then of kind 3)
+ *	leaf: kind 1, its entries from a (the last has next 0), then the
+ *	      test of the guard the walk goes on to, made here, so that the
+ *	      walk goes from the leaf to the guard's side without a step
+ *	      through the guard's record: walk on at b (the guard's a), or
+ *	      at c (its b) when the best match so far is below min (its c,
+ *	      at most 65535: a lower bound skips less, never wrongly); it
+ *	      loads the key at its shift byte (the guard's nkey). A leaf
+ *	      that goes on to the end has b = c = the end.
  *	end: kind 4, the walk is over
  * A child with no boxes is a copy of the record the walk goes on to (a
  * guard or the end): their fields are offsets, so the copy does what
  * the record does, one step sooner. A cut of kind 3 is the root (the
- * walk starts with its key loaded), a cut's child or a guard's a; what a
- * leaf goes on to (a guard, the end) loads no key.
+ * walk starts with its key loaded), a cut's child, or a guard's a (and
+ * so a leaf's b); the end loads no key.
  * The tree is threaded: a cut whose boxes that reach every child were
  * set aside (a fork, as EffiCuts separates wide rules) builds a subtree
  * of them too; the leaves of the one walked first go on to a guard of
  * the other. The walk needs no stack.
  * An entry, 16 bytes, then its checks, 12 bytes each:
- *	next	offset of the next entry (after the checks)
+ *	next	offset of the next entry (after the checks); 0: the last
  *	rule	its rule's index in the run: entries are in rule order
  *	case	dispatch case of the rule's verdict
  *	nchk	its number of checks
@@ -120,10 +127,15 @@ struct cls_input {
  */
 struct cls_node {
 	uint8_t kind;
-	uint8_t shift;
-	uint8_t key;		/* dim * 8 */
-	uint8_t nkey;		/* the key of the kind 3 cuts after it */
-	uint32_t a, b, c;	/* cut: lo, hi, base; leaf: start, end */
+	uint8_t shift;		/* leaf: the key of b (dim * 8) */
+	union {
+		struct {
+			uint8_t key;	/* dim * 8 */
+			uint8_t nkey;	/* the key of the kind 3 cuts after it */
+		};
+		uint16_t min;	/* leaf: the lowest rule under b, at most */
+	};
+	uint32_t a, b, c;	/* cut: lo, hi, base; leaf: entries, b, c */
 };
 
 #define CLS_CUT		0

@@ -149,6 +149,30 @@ static size_t prune(const struct bctx *b, uint32_t *boxes, size_t n,
 	return n;
 }
 
+/*
+ * A leaf's record, but for its entries: what the walk does after it.
+ * That is @cont, a guard or the end; a guard's test is made by the leaf
+ * itself, so the walk goes from the leaf to the guard's side (or past
+ * it) without a step through the guard's record.
+ */
+static void leaf_then(const struct bctx *b, uint32_t cont,
+		      struct cls_node *out)
+{
+	const struct cls_node *g = (const void *)(b->blob->buf + cont);
+
+	memset(out, 0, sizeof(*out));
+	out->kind = CLS_LEAF;
+	if (g->kind != CLS_GUARD) {
+		out->b = out->c = cont;
+		return;
+	}
+	out->shift = g->nkey;
+	/* a lower bound is enough: the test only skips what cannot match */
+	out->min = g->c > UINT16_MAX ? UINT16_MAX : g->c;
+	out->b = g->a;
+	out->c = g->b;
+}
+
 static int leaf(struct bctx *b, const uint32_t *boxes, size_t n,
 		const uint64_t *rlo, const uint64_t *rhi, uint32_t cont,
 		struct cls_node *out)
@@ -220,18 +244,15 @@ static int leaf(struct bctx *b, const uint32_t *boxes, size_t n,
 		}
 		e = (struct cls_entry *)(b->blob->buf + first);
 		memset(e, 0, sizeof(*e));
-		e->next = off;
+		e->next = i + 1 < n ? off : 0;	/* 0: the leaf's last */
 		e->rule = r;
 		e->nchk = m;
 		e->kase = in->cases[r];
 		e->slot = in->slots[r];
 		b->st->checks += m;
 	}
-	memset(out, 0, sizeof(*out));
-	out->kind = CLS_LEAF;
+	leaf_then(b, cont, out);
 	out->a = start;
-	out->b = start + size;
-	out->c = cont;
 	b->st->leaves++;
 	b->st->entries += n;
 	if (n > b->st->max_leaf)
@@ -807,7 +828,7 @@ int cgfw_cls_walk(const struct cls_blob *blob, uint32_t root, const uint64_t *ke
 	 */
 	const uint64_t none_loaded = CLS_ABSENT + 1;
 	uint64_t best = UINT64_MAX, v, pre = none_loaded;
-	uint32_t n = root, e, o;
+	uint32_t n = root, e, i;
 	struct cls_entry en;
 	struct cls_check c;
 	struct cls_node r;
@@ -841,22 +862,22 @@ int cgfw_cls_walk(const struct cls_blob *blob, uint32_t root, const uint64_t *ke
 		}
 		cost->leaves++;
 
-		for (e = r.a; e < r.b; e = en.next) {
+		for (e = r.a; e; e = en.next) {
 			memcpy(&en, blob->buf + e, sizeof(en));
 			cost->entries++;
 			if ((int64_t)en.rule <= last)
 				continue;
 			if (en.rule >= best)
 				break;
-			for (o = e + CLS_ENTRY_SIZE; o < en.next;
-			     o += CLS_CHECK_SIZE) {
-				memcpy(&c, blob->buf + o, sizeof(c));
+			for (i = 0; i < en.nchk; i++) {
+				memcpy(&c, blob->buf + e + CLS_ENTRY_SIZE +
+				       i * CLS_CHECK_SIZE, sizeof(c));
 				cost->checks++;
 				if (key[c.key / 8] < c.lo ||
 				    key[c.key / 8] > c.hi)
 					break;
 			}
-			if (o < en.next)
+			if (i < en.nchk)
 				continue;
 			best = en.rule;
 			*rule = en.rule;
@@ -864,7 +885,12 @@ int cgfw_cls_walk(const struct cls_blob *blob, uint32_t root, const uint64_t *ke
 			*slot = en.slot;
 			break;
 		}
-		pre = none_loaded;
-		n = r.c;
+		/* the guard's test, made by the leaf; its side's key */
+		pre = key[r.shift / 8];
+		if (r.b != r.c) {
+			cost->forks++;
+			cost->skips += r.min >= best;
+		}
+		n = r.min >= best ? r.c : r.b;
 	}
 }
