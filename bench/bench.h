@@ -149,6 +149,15 @@ void empty_stat(const struct ruleset *rs, struct progstat *ps);
 int prog_stat_fd(int fd, struct progstat *ps);
 unsigned long long fdinfo_memlock(int fd);
 
+/* paths.c: the bpf backend of cgfw binary @bin; the sender's program */
+int bpf_apply_bin(const char *bin, const struct ruleset *rs, char *err,
+		  size_t esz);
+int cgfw_prog_fd(const struct ruleset *rs);
+
+/* ab.c: two builds' test runs, alternated in one process (--ab) */
+int ab_run(const char *bin_a, const char *bin_b, int n, int rounds,
+	   const struct cgref *cg);
+
 /* probes.c */
 enum probe_kind { PR_UDP, PR_TCP, PR_TESTRUN, PR_UPDATE, PR_UPDATE_RAW,
 		  PR_REAPPLY };
@@ -168,6 +177,9 @@ void probes_set_secs(double secs);
 /* one value of @pr for the current setup, or < 0 (reason in @err) */
 double probe_run(const struct probe *pr, const struct path *p,
 		 const struct ruleset *rs, char *err, size_t esz);
+/* BPF_PROG_TEST_RUN of program @fd on @k, @repeat times: 0 or -errno */
+int testrun_pkt(int fd, const struct pkt *k, int repeat, uint32_t *ns,
+		uint32_t *ret);
 /* netns for the iptables-legacy rows: enter it, leave it */
 int netns_enter_legacy(void);
 void netns_leave_legacy(void);

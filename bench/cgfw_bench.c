@@ -26,6 +26,10 @@
  * quartiles, extremes, the difference to the adjacent baseline and to the
  * group's "none" paired by round), DIR/env.txt.
  *
+ * cgfw_bench --ab BIN [--rules N] [--rounds N]: instead of the plan,
+ * two builds' test runs of the mixed list of N rules (default 10,000)
+ * in one process (ab.c); CGFW is build A's cgfw, BIN build B's.
+ *
  * Runs as root in its own network and mount namespace, with cgroup2 on
  * /sys/fs/cgroup and its own bpf file system on /sys/fs/bpf. Timings are
  * for comparing within one run only.
@@ -90,6 +94,7 @@ static struct {
 	int cgs[16], n_cgs;
 	int update;
 	const char *out;
+	const char *ab;		/* --ab: build B's cgfw binary */
 	char group_rounds[128];	/* "hook=9,sets=3": more or fewer for some */
 	bool native, systemd, list;
 } opt = {
@@ -933,6 +938,7 @@ static void usage(void)
 		"                  [--paths P,...] [--rules N,...] [--sets N,...]\n"
 		"                  [--cgroups N,...] [--update N] [--out DIR] [-v]\n"
 		"                  [--group-rounds G=N,...] [--list]\n"
+		"       cgfw_bench --ab BIN [--rules N] [--rounds N]\n"
 		"groups: hook rules sets cgroups update\n"
 		"paths: ");
 	for (int i = 0; all_paths[i]; i++)
@@ -957,15 +963,17 @@ int main(int argc, char **argv)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "list", no_argument, NULL, 'l' },
 		{ "group-rounds", required_argument, NULL, 'G' },
+		{ "ab", required_argument, NULL, 'A' },
 		{ 0 },
 	};
 	bool rounds_given = false, secs_given = false;
+	int ab_n;
 	char path[PATH_MAX];
 	int c, st;
 	pid_t pid;
 	FILE *f;
 
-	while ((c = getopt_long(argc, argv, "qr:s:g:p:R:S:C:U:o:vlG:", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "qr:s:g:p:R:S:C:U:o:vlG:A:", lo, NULL)) != -1) {
 		switch (c) {
 		case 'q':
 			opt.quick = true;
@@ -1012,6 +1020,9 @@ int main(int argc, char **argv)
 			snprintf(opt.group_rounds, sizeof(opt.group_rounds),
 				 "%s", optarg);
 			break;
+		case 'A':
+			opt.ab = optarg;
+			break;
 		default:
 			usage();
 		}
@@ -1026,7 +1037,10 @@ int main(int argc, char **argv)
 		if (!secs_given)
 			opt.secs = 0.1;
 	}
-	if (opt.rounds < 1 || opt.rounds > MAX_ROUNDS)
+	if (opt.ab && !rounds_given)
+		opt.rounds = 41;
+	ab_n = opt.n_rules ? max_of(opt.rules, opt.n_rules) : 10000;
+	if (!opt.ab && (opt.rounds < 1 || opt.rounds > MAX_ROUNDS))
 		opt.rounds = opt.rounds < 1 ? 1 : MAX_ROUNDS;
 #define DEFAULTS(arr, n, ...) do {					\
 		static const int q[] = { __VA_ARGS__ };			\
@@ -1080,9 +1094,16 @@ int main(int argc, char **argv)
 		env(f);
 		fclose(f);
 	}
-	make_cgroups(max_of(opt.cgs, opt.n_cgs) > 2 ?
-		     max_of(opt.cgs, opt.n_cgs) : 2);
+	make_cgroups(max_of(opt.cgs, opt.n_cgs) > 4 ?
+		     max_of(opt.cgs, opt.n_cgs) : 4);
 	pid = fork();	/* the parent stays out of the cgroups to remove them */
+	if (!pid && opt.ab) {
+		const char *a = getenv("CGFW");
+
+		c = ab_run(a ? a : "build/cgfw", opt.ab, ab_n,
+			   opt.rounds < 1 ? 1 : opt.rounds, flat);
+		_exit(c | fflush(NULL));
+	}
 	if (!pid)
 		_exit(bench() | fflush(NULL));
 	waitpid(pid, &st, 0);

@@ -284,8 +284,9 @@ static void none_clear(const struct ruleset *rs)
 
 /* ---- cgfw ---- */
 
-static int cgfw_apply_backend(const struct ruleset *rs, const char *backend,
-			      int extra, char *err, size_t esz)
+static int cgfw_apply_with(const char *bin, const struct ruleset *rs,
+			   const char *backend, int extra, char *err,
+			   size_t esz)
 {
 	char *file = write_file("cgfw", w_cgfw, rs, extra);
 	int ret;
@@ -294,7 +295,7 @@ static int cgfw_apply_backend(const struct ruleset *rs, const char *backend,
 		snprintf(err, esz, "cannot write the rules");
 		return -1;
 	}
-	ret = sh(err, esz, "%s apply -b %s %s", cgfw(), backend, file);
+	ret = sh(err, esz, "%s apply -b %s %s", bin, backend, file);
 	unlink(file);
 	free(file);
 	return ret;
@@ -303,17 +304,23 @@ static int cgfw_apply_backend(const struct ruleset *rs, const char *backend,
 #define CGFW_PATH(fn, backend)						\
 static int fn(const struct ruleset *rs, char *err, size_t esz)		\
 {									\
-	return cgfw_apply_backend(rs, backend, 0, err, esz);		\
+	return cgfw_apply_with(cgfw(), rs, backend, 0, err, esz);	\
 }									\
 static int fn##_re(const struct ruleset *rs, char *err, size_t esz)	\
 {									\
-	return cgfw_apply_backend(rs, backend, 1, err, esz);		\
+	return cgfw_apply_with(cgfw(), rs, backend, 1, err, esz);	\
 }
 
 CGFW_PATH(bpf_apply, "bpf")
 CGFW_PATH(native_apply, "nft-native")
 CGFW_PATH(emulated_apply, "nft-emulated")
 CGFW_PATH(both_apply, "both")
+
+int bpf_apply_bin(const char *bin, const struct ruleset *rs, char *err,
+		  size_t esz)
+{
+	return cgfw_apply_with(bin, rs, "bpf", 0, err, esz);
+}
 
 /* Everything cgfw installed: in this network namespace and on this bpf
  * file system, both the benchmark's own. */
@@ -339,7 +346,7 @@ static int cgroup_ino(const struct cgref *cg, unsigned long long *ino)
 }
 
 /* The program cgfw attached for the sender's cgroup: through its link. */
-static int cgfw_prog_fd(const struct ruleset *rs)
+int cgfw_prog_fd(const struct ruleset *rs)
 {
 	struct bpf_link_info info = { 0 };
 	uint32_t len = sizeof(info);

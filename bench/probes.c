@@ -598,6 +598,15 @@ static int test_run(int fd, uint8_t *pkt, size_t len, int repeat,
 	return 0;
 }
 
+int testrun_pkt(int fd, const struct pkt *k, int repeat, uint32_t *ns,
+		uint32_t *ret)
+{
+	uint8_t pkt[128];
+	size_t len = build_packet(k, pkt, sizeof(pkt));
+
+	return test_run(fd, pkt, len, repeat, ns, ret);
+}
+
 static double testrun_probe(const struct probe *pr, const struct path *p,
 			    const struct ruleset *rs, char *err, size_t esz)
 {
