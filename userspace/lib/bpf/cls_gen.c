@@ -1014,7 +1014,8 @@ static void gen_run(struct cg *g, struct cls_chain *c, struct cls_run *run,
 	 * compares the ranges of the states it meets at a may_goto, so it
 	 * would prove the walk apart for each pair of ranges (159,097
 	 * instructions for the 1,000-rule list of the differential test
-	 * with the leaves' guard test made that way; 19,385 as here)
+	 * with the entries' and the guards' compares made that way; 19,385
+	 * as here)
 	 */
 	cgfw_em_bind(g->em, pass);
 	may_goto(g, run_end);
