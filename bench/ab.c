@@ -58,6 +58,26 @@ static int ab_apply(const char *bin, const char *table, const struct cgref *cg,
 	return fd;
 }
 
+/* One batch of test runs of @k; 0, or 1 with why on stderr */
+static int ab_testrun(int fd, const struct pkt *k, int want, uint32_t *ns,
+		      const char *bin, const char *name)
+{
+	uint32_t verdict;
+	int ret = testrun_pkt(fd, k, AB_REPEAT, ns, &verdict);
+
+	if (ret) {
+		fprintf(stderr, "bench: %s, %s: test run: %s\n", bin, name,
+			strerror(-ret));
+		return 1;
+	}
+	if (verdict != (uint32_t)want) {
+		fprintf(stderr, "bench: %s, %s: verdict %u, nft's is %d (1 pass, 0 drop)\n",
+			bin, name, verdict, want);
+		return 1;
+	}
+	return 0;
+}
+
 static uint32_t median(uint32_t *v, int n)
 {
 	qsort(v, n, sizeof(*v), cmp_u32);
@@ -69,44 +89,42 @@ int ab_run(const char *bin_a, const char *bin_b, int n, int rounds,
 {
 	static uint32_t t[2][AB_PKTS][AB_MAX_ROUNDS], one[2][2][AB_MAX_ROUNDS];
 	const char *bins[2] = { bin_a, bin_b };
-	int fd[2][2], b, k, r, v6, ok[AB_PKTS], ret = 0;
+	int fd[2][2] = { { -1, -1 }, { -1, -1 } }, b, k, r, v6, ret = 0;
+	int want[AB_PKTS];	/* the verdict nft gives, or -1: no packet */
 	struct pkt pk[AB_PKTS], miss1[2];
-	uint32_t verdict;
 	char err[256];
 
 	if (rounds > AB_MAX_ROUNDS)
 		rounds = AB_MAX_ROUNDS;
-	for (b = 0; b < 2; b++) {
+	for (b = 0; b < 2 && !ret; b++) {
 		fd[b][0] = ab_apply(bins[b], b ? "ab_b1" : "ab_a1",
 				    &cg[2 * b], 1, n);
 		fd[b][1] = ab_apply(bins[b], b ? "ab_bn" : "ab_an",
 				    &cg[2 * b + 1], n, n);
-		if (fd[b][0] < 0 || fd[b][1] < 0)
-			return 1;
+		ret = fd[b][0] < 0 || fd[b][1] < 0;
 	}
 	for (k = 0; k < 6; k++)
-		ok[k] = mixed_bench_packet(n, n, k % 3, k / 3, &pk[k]) >= 0;
-	ok[6] = !shape_mixed.miss(n, 0, &pk[6]);
-	for (v6 = 0; v6 < 2; v6++)
+		want[k] = mixed_bench_packet(n, n, k % 3, k / 3, &pk[k]);
+	/* a late hit of an accept rule, or a miss: passed either way */
+	want[6] = shape_mixed.miss(n, 0, &pk[6]) ? -1 : 1;
+	for (v6 = 0; v6 < 2; v6++)	/* one rule's miss: the policy, accept */
 		mixed_bench_packet(1, n, 2, v6, &miss1[v6]);
 
+	/* every run's verdict is nft's: a build that is wrong is not timed */
 	for (r = 0; r < rounds && !ret; r++)
 		for (b = 0; b < 2 && !ret; b++) {
 			for (v6 = 0; v6 < 2 && !ret; v6++)
-				ret = testrun_pkt(fd[b][0], &miss1[v6],
-						  AB_REPEAT, &one[b][v6][r],
-						  &verdict);
+				ret = ab_testrun(fd[b][0], &miss1[v6], 1,
+						 &one[b][v6][r], bins[b],
+						 "one rule");
 			for (k = 0; k < AB_PKTS && !ret; k++)
-				if (ok[k])
-					ret = testrun_pkt(fd[b][1], &pk[k],
-							  AB_REPEAT,
-							  &t[b][k][r],
-							  &verdict);
+				if (want[k] >= 0)
+					ret = ab_testrun(fd[b][1], &pk[k],
+							 want[k], &t[b][k][r],
+							 bins[b], ab_names[k]);
 		}
-	if (ret) {
-		fprintf(stderr, "bench: test run: %s\n", strerror(-ret));
-		return 1;
-	}
+	if (ret)
+		goto out;
 
 	printf("ns a test run, %d rounds of %d runs; A: %s, B: %s\n",
 	       rounds, AB_REPEAT, bin_a, bin_b);
@@ -124,7 +142,7 @@ int ab_run(const char *bin_a, const char *bin_b, int n, int rounds,
 		uint32_t m[2], base[2];
 		char col[2][32];
 
-		if (!ok[k])
+		if (want[k] < 0)
 			continue;
 		v6 = k >= 3 && k < 6;
 		for (b = 0; b < 2; b++) {
@@ -137,11 +155,13 @@ int ab_run(const char *bin_a, const char *bin_b, int n, int rounds,
 		printf("%-10s %21s %21s %6.3f\n", ab_names[k], col[0], col[1],
 		       m[0] ? (double)m[1] / m[0] : 0);
 	}
+out:
 	for (b = 0; b < 2; b++)
 		for (k = 0; k < 2; k++)
-			close(fd[b][k]);
+			if (fd[b][k] >= 0)
+				close(fd[b][k]);
 	/* the four tables, cgfw's state: either build removes them */
 	if (sh(err, sizeof(err), "%s flush", bin_a))
 		fprintf(stderr, "bench: cgfw flush: %s\n", err);
-	return 0;
+	return ret;
 }
