@@ -7,7 +7,8 @@
  *
  *   test_cls                      the unit test (TAP)
  *   test_cls stats N [SEED] [PACKETS]   build statistics, the walks'
- *			costs (CLS_PRM=binth,spfac,cuts_log2,forks,fork_min)
+ *			costs (CLS_PRM=binth,spfac,cuts_log2,forks,fork_min,
+ *			dense_space)
  *   test_cls bench N [SEED] [PSEED]     the benchmark packets' walks
  */
 #include <stdio.h>
@@ -372,10 +373,6 @@ static int bench(int n, uint64_t seed, uint64_t pseed,
 	uint32_t root;
 	int kind, v6;
 
-	if (getenv("CLS_PRM"))
-		sscanf(getenv("CLS_PRM"), "%u,%u,%u,%u,%u",
-		       &prm->binth, &prm->spfac, &prm->max_cuts_log2,
-		       &prm->max_forks, &prm->fork_min);
 	cb_default_cfg(&cfg);
 	cb_generate(&s.cb, &cfg, n, seed);
 	boxes_of(&s);
@@ -418,6 +415,10 @@ int main(int argc, char **argv)
 
 	init_dims();
 	cgfw_cls_default_params(&prm);
+	if (argc > 2 && getenv("CLS_PRM"))	/* stats, bench: tuning */
+		sscanf(getenv("CLS_PRM"), "%u,%u,%u,%u,%u,%u",
+		       &prm.binth, &prm.spfac, &prm.max_cuts_log2,
+		       &prm.max_forks, &prm.fork_min, &prm.dense_space);
 	if (argc > 2 && !strcmp(argv[1], "compare")) {
 		for (i = 2; i < argc; i++)
 			compare(atoi(argv[i]));
@@ -427,10 +428,6 @@ int main(int argc, char **argv)
 		return bench(atoi(argv[2]), argc > 3 ? atoll(argv[3]) : 1,
 			     argc > 4 ? atoll(argv[4]) : 0, &prm);
 	if (argc > 2 && !strcmp(argv[1], "stats")) {
-		if (getenv("CLS_PRM"))
-			sscanf(getenv("CLS_PRM"), "%u,%u,%u,%u,%u",
-			       &prm.binth, &prm.spfac, &prm.max_cuts_log2,
-			       &prm.max_forks, &prm.fork_min);
 		return check(atoi(argv[2]), argc > 3 ? atoll(argv[3]) : 1,
 			     argc > 4 ? atoi(argv[4]) : 2000, &prm, true) != 0;
 	}

@@ -90,8 +90,9 @@ struct cls_input {
  *	      hi + 2^shift. After the loads, the walk's chain is a shift, a
  *	      shift and an add.
  *	cut on the parent's key: kind 3, as a cut, on the key its parent
- *	      loaded (its children's key offset): a cut loads that key while
- *	      it picks the child, so a child that cuts the dim most of its
+ *	      loaded (its children's key offset; for the child after the
+ *	      last, the parent's own key): a cut loads that key while it
+ *	      picks the child, so a child that cuts the dim most of its
  *	      siblings cut does not wait for a load of its own
  *	guard: kind 2, walk on at a, or at b when the best match so far is
  *	      below rule c (the lowest rule under a); it loads the key at
@@ -173,6 +174,8 @@ struct cls_params {
 	unsigned int max_depth;
 	unsigned int max_forks;	/* forks on one path */
 	unsigned int fork_min;	/* boxes in every child that make a fork */
+	unsigned int dense_space;	/* a dense block's entries <= this *
+					 * the whole block's; 0: never */
 	size_t budget;		/* entries in all leaves, at most */
 };
 

@@ -1072,8 +1072,14 @@ static void gen_run(struct cg *g, struct cls_chain *c, struct cls_run *run,
 	}
 	cgfw_em_goto(g->em, walk);
 
-	/* the child after the last: as if the key were hi + 2^shift */
+	/*
+	 * the child after the last: as if the key were hi + 2^shift; this
+	 * cut's key is the one loaded for it (reloaded: r3, compared with
+	 * the block's ends, has ranges 6.12 would tell apart at may_goto)
+	 */
 	cgfw_em_bind(g->em, other_child);
+	E(I_LDX(BPF_B, BPF_REG_5, BPF_REG_1, 2));
+	key_at(g, BPF_REG_5);
 	E(I_LDX(BPF_W, BPF_REG_3, BPF_REG_1, 8));
 	E(I_LDX(BPF_B, BPF_REG_2, BPF_REG_1, 1));
 	E(I_ALU64_REG(BPF_RSH, BPF_REG_3, BPF_REG_2));

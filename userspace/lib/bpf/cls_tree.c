@@ -35,6 +35,7 @@ void cgfw_cls_default_params(struct cls_params *p)
 	p->max_depth = 24;
 	p->max_forks = 4;
 	p->fork_min = 8;
+	p->dense_space = 3;
 	p->budget = 0;	/* 0: 16 * boxes + 65536 */
 }
 
@@ -82,8 +83,10 @@ struct bctx {
 	struct cls_blob *blob;
 	struct cls_stats *st;
 	size_t budget;
-	uint32_t *scratch;	/* eval_dim's child ranges */
+	uint32_t *scratch;	/* eval_zoom's child ranges */
 	size_t cap_scratch;
+	uint64_t *ranges;	/* dense_of's */
+	size_t cap_ranges;
 	int64_t *diff;		/* 2^max_cuts_log2 + 2 */
 	uint8_t *brk;		/* as many */
 };
@@ -336,27 +339,131 @@ static bool spans(uint64_t i0, uint64_t i1, uint64_t np)
 	return !i0 && i1 >= np - 1 && np > 1;
 }
 
+/* Ranges by their low end. */
+static int cmp_range(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+
+	return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
 /*
- * The best cut of dim @d: for each number of parts the space measure
- * allows, the largest child; the boxes that reach every child go to a
- * side subtree (a fork) when there are enough of them and forks left.
+ * The dense block of dim @d: the smallest aligned block that holds, whole,
+ * 7/8 of what the boxes constrain there, when it is smaller than the
+ * block of all of it (@hull). A few rules elsewhere (198.18.0.0/15 beside
+ * 10.0.0.0/8) make that the whole space, and its cut spends most of its
+ * parts on the gap between; a cut of the dense block goes to the other
+ * child for any value outside it, with the boxes that reach there.
+ * 0 (*found says), or -ENOMEM.
+ */
+static int dense_of(struct bctx *b, const uint32_t *boxes, size_t n,
+		    const uint64_t *rlo, const uint64_t *rhi, size_t d,
+		    const struct zoom *hull, struct zoom *z, bool *found)
+{
+	uint64_t rmax = rhi[d] > dim_max(&b->in->dims[d]) ?
+			dim_max(&b->in->dims[d]) : rhi[d];
+	uint64_t lo, hi, *v, block = 0;
+	size_t i, j, m = 0, most, whole;
+	unsigned int bits;
+
+	*found = false;
+	if (n > b->cap_ranges) {
+		void *p = realloc(b->ranges, 2 * n * sizeof(uint64_t));
+
+		if (!p)
+			return -ENOMEM;
+		b->ranges = p;
+		b->cap_ranges = n;
+	}
+	v = b->ranges;
+	for (i = 0; i < n; i++) {
+		lo = blo(b, boxes[i])[d];
+		hi = bhi(b, boxes[i])[d];
+		if (lo <= rlo[d] && hi >= rhi[d])
+			continue;	/* covers the region: in every child */
+		v[2 * m] = lo < rlo[d] ? rlo[d] : lo;
+		v[2 * m + 1] = hi > rmax ? rmax : hi;
+		m++;
+	}
+	qsort(v, m, 2 * sizeof(*v), cmp_range);
+	for (bits = hull->bits; bits-- > 0;) {
+		/* the block of 2^bits that holds the most ranges whole */
+		for (i = 0, most = 0; i < m; i = j) {
+			for (j = i, whole = 0;
+			     j < m && v[2 * j] >> bits == v[2 * i] >> bits; j++)
+				whole += v[2 * j + 1] >> bits == v[2 * i] >> bits;
+			if (whole > most) {
+				most = whole;
+				block = v[2 * i] >> bits;
+			}
+		}
+		if (!most || most * 8 < m * 7)
+			break;
+		*found = true;
+		z->bits = bits;
+		z->blo = block << bits;
+		z->bhi = z->blo + (1ULL << bits) - 1;
+	}
+	return 0;
+}
+
+static int eval_zoom(struct bctx *b, const uint32_t *boxes, size_t n,
+		     const uint64_t *rlo, const uint64_t *rhi, size_t d,
+		     bool may_fork, const struct zoom *zp,
+		     struct cutplan *best);
+
+/*
+ * The best cut of dim @d: of the block of all the boxes constrain there,
+ * or of its dense block when that has a smaller largest child at no more
+ * than dense_space times the entries (the boxes that reach past it are
+ * in the other child too).
  */
 static int eval_dim(struct bctx *b, const uint32_t *boxes, size_t n,
 		    const uint64_t *rlo, const uint64_t *rhi, size_t d,
 		    bool may_fork, struct cutplan *best)
 {
+	struct zoom z, dz;
+	struct cutplan c;
+	bool dense = false;
+	int ret;
+
+	best->score = UINT64_MAX;
+	if (!zoom_of(b, boxes, n, rlo, rhi, d, &z))
+		return 0;
+	ret = eval_zoom(b, boxes, n, rlo, rhi, d, may_fork, &z, best);
+	if (!ret && b->prm->dense_space)
+		ret = dense_of(b, boxes, n, rlo, rhi, d, &z, &dz, &dense);
+	if (ret || !dense)
+		return ret;
+	ret = eval_zoom(b, boxes, n, rlo, rhi, d, may_fork, &dz, &c);
+	if (!ret && c.score < best->score &&
+	    (best->score == UINT64_MAX ||
+	     c.sum <= (uint64_t)b->prm->dense_space * best->sum))
+		*best = c;
+	return ret;
+}
+
+/*
+ * The best cut of the block @zp of dim @d: for each number of parts the
+ * space measure allows, the largest child; the boxes that reach every
+ * child go to a side subtree (a fork) when there are enough of them and
+ * forks left.
+ */
+static int eval_zoom(struct bctx *b, const uint32_t *boxes, size_t n,
+		     const uint64_t *rlo, const uint64_t *rhi, size_t d,
+		     bool may_fork, const struct zoom *zp,
+		     struct cutplan *best)
+{
 	uint64_t np, npmax, sum, maxc, i0, i1, i, run, span, score, partial;
 	uint64_t n_out;
 	unsigned int k, kmin, kmax, s;
-	struct zoom z;
+	const struct zoom z = *zp;
 	uint32_t *c0, *c1;
 	uint8_t *brk, *out;
 	int64_t *diff;
 	bool fork, o;
 
 	best->score = UINT64_MAX;
-	if (!zoom_of(b, boxes, n, rlo, rhi, d, &z))
-		return 0;
 	kmax = z.bits < b->prm->max_cuts_log2 ? z.bits : b->prm->max_cuts_log2;
 	kmin = kmax ? 1 : 0;
 	if (n > b->cap_scratch) {
@@ -507,26 +614,30 @@ static void link_guard(struct bctx *b, uint32_t guard, uint32_t target)
 }
 
 /*
- * The key a cut loads for its children while it picks one: the dim its
- * children cut most, each child weighed by its boxes (a shared subtree
- * once per child it is; ties and no cut: the cut's own dim @d). Those
- * children become cuts on the parent's key (kind 3). What a leaf goes on
- * to is never one: a guard or the end, which load no key for it.
+ * The key a cut loads for its @np children while it picks one: the dim
+ * they cut most, each child weighed by its boxes (a shared subtree once
+ * per child it is; ties and no cut: the cut's own dim @d). Those children
+ * become cuts on the parent's key (kind 3). The other child (recs[np])
+ * gets the cut's own key instead: it is kind 3 if it cuts @d again (the
+ * boxes beyond a dense block). What a leaf goes on to is never one: a
+ * guard or the end, which load no key for it.
  */
 static uint8_t children_key(struct cls_node *recs, const struct group *g,
-			    size_t n, size_t d)
+			    size_t np, size_t d)
 {
 	size_t count[CLS_MAX_DIMS] = { 0 }, j, best = d;
 
-	for (j = 0; j < n; j++)
+	for (j = 0; j < np; j++)
 		if (recs[j].kind == CLS_CUT)
 			count[recs[j].key / 8] += g[j].n;
 	for (j = 0; j < CLS_MAX_DIMS; j++)
 		if (count[j] > count[best])
 			best = j;
-	for (j = 0; j < n; j++)
+	for (j = 0; j < np; j++)
 		if (recs[j].kind == CLS_CUT && recs[j].key == best * 8)
 			recs[j].kind = CLS_CUT_PRE;
+	if (recs[np].kind == CLS_CUT && recs[np].key == d * 8)
+		recs[np].kind = CLS_CUT_PRE;
 	return best * 8;
 }
 
@@ -673,7 +784,7 @@ static int cut_dim(struct bctx *b, uint32_t *boxes, size_t n, uint64_t *rlo,
 	for (j = 0; j <= np; j++)
 		recs[j] = g[g[j].rep].node;
 	memset(&main_rec, 0, sizeof(main_rec));
-	main_rec.nkey = children_key(recs, g, np + 1, d);
+	main_rec.nkey = children_key(recs, g, np, d);
 	ret = cgfw_cls_blob_add(b->blob, recs, (np + 1) * sizeof(*recs), &off);
 	if (ret)
 		goto out;
@@ -812,6 +923,7 @@ int cgfw_cls_build(const struct cls_input *in, const struct cls_params *prm,
 	free(b.diff);
 	free(b.brk);
 	free(b.scratch);
+	free(b.ranges);
 	return ret ? : cgfw_cls_blob_add(blob, &rec, sizeof(rec), root);
 }
 
@@ -847,8 +959,10 @@ int cgfw_cls_walk(const struct cls_blob *blob, uint32_t root, const uint64_t *ke
 			cost->pre += r.kind == CLS_CUT_PRE;
 			v = r.kind == CLS_CUT_PRE ? pre : key[r.key / 8];
 			pre = key[r.nkey / 8];
-			if (v < r.a || v > r.b)	/* the other child */
+			if (v < r.a || v > r.b) {	/* the other child */
+				pre = key[r.key / 8];
 				v = (uint64_t)r.b + (1ULL << r.shift);
+			}
 			n = r.c + (uint32_t)((v >> r.shift) * CLS_NODE_SIZE);
 			continue;
 		case CLS_GUARD:
