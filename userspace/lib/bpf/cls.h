@@ -144,6 +144,11 @@ struct cls_node {
 #define CLS_GUARD	2
 #define CLS_CUT_PRE	3
 #define CLS_END		4
+#define CLS_COARSE	1	/* in a cut's key byte: the children after the
+				 * last are by the key's first byte (key >> 24,
+				 * 257 of them) */
+#define CLS_COARSE_SHIFT	24
+#define CLS_COARSE_N	257
 #define CLS_NODE_SIZE	16
 #define CLS_ENTRY_SIZE	16
 #define CLS_CHECK_SIZE	12

@@ -1073,20 +1073,29 @@ static void gen_run(struct cg *g, struct cls_chain *c, struct cls_run *run,
 	cgfw_em_goto(g->em, walk);
 
 	/*
-	 * the child after the last: as if the key were hi + 2^shift; this
-	 * cut's key is the one loaded for it (reloaded: r3, compared with
-	 * the block's ends, has ranges 6.12 would tell apart at may_goto)
+	 * the child after the last: as if the key were hi + 2^shift, and
+	 * in a coarse cut on by the key's first byte, without a branch (a
+	 * branch here made 6.12's verifier prove three times as much: it
+	 * does not prune inside the loop's body); this cut's key is the one
+	 * loaded for it (reloaded: r3, compared with the block's ends, has
+	 * ranges 6.12 would tell apart at may_goto)
 	 */
 	cgfw_em_bind(g->em, other_child);
-	E(I_LDX(BPF_B, BPF_REG_5, BPF_REG_1, 2));
+	E(I_LDX(BPF_B, BPF_REG_2, BPF_REG_1, 2));
+	E(I_MOV64_REG(BPF_REG_5, BPF_REG_2));
 	key_at(g, BPF_REG_5);
-	E(I_LDX(BPF_W, BPF_REG_3, BPF_REG_1, 8));
+	E(I_ALU64_IMM(BPF_AND, BPF_REG_2, CLS_COARSE));
+	E(I_ALU64_IMM(BPF_NEG, BPF_REG_2, 0));
+	E(I_ALU64_IMM(BPF_RSH, BPF_REG_3, CLS_COARSE_SHIFT));
+	E(I_ALU64_REG(BPF_AND, BPF_REG_3, BPF_REG_2));
+	E(I_LDX(BPF_W, BPF_REG_4, BPF_REG_1, 8));
 	E(I_LDX(BPF_B, BPF_REG_2, BPF_REG_1, 1));
-	E(I_ALU64_REG(BPF_RSH, BPF_REG_3, BPF_REG_2));
-	E(I_ALU64_IMM(BPF_ADD, BPF_REG_3, 1));
-	E(I_ALU64_IMM(BPF_LSH, BPF_REG_3, 4));
+	E(I_ALU64_REG(BPF_RSH, BPF_REG_4, BPF_REG_2));
+	E(I_ALU64_IMM(BPF_ADD, BPF_REG_4, 1));
+	E(I_ALU64_REG(BPF_ADD, BPF_REG_4, BPF_REG_3));
+	E(I_ALU64_IMM(BPF_LSH, BPF_REG_4, 4));
 	E(I_LDX(BPF_W, BPF_REG_0, BPF_REG_1, 12));
-	E(I_ALU32_REG(BPF_ADD, BPF_REG_0, BPF_REG_3));
+	E(I_ALU32_REG(BPF_ADD, BPF_REG_0, BPF_REG_4));
 	cgfw_em_goto(g->em, walk);
 
 	cgfw_em_bind(g->em, other);

@@ -330,6 +330,7 @@ struct cutplan {
 	struct zoom z;
 	unsigned int k;
 	bool fork;
+	bool dense;	/* of the dense block */
 	uint64_t score, partial, sum;
 };
 
@@ -431,11 +432,13 @@ static int eval_dim(struct bctx *b, const uint32_t *boxes, size_t n,
 	if (!zoom_of(b, boxes, n, rlo, rhi, d, &z))
 		return 0;
 	ret = eval_zoom(b, boxes, n, rlo, rhi, d, may_fork, &z, best);
+	best->dense = false;
 	if (!ret && b->prm->dense_space)
 		ret = dense_of(b, boxes, n, rlo, rhi, d, &z, &dz, &dense);
 	if (ret || !dense)
 		return ret;
 	ret = eval_zoom(b, boxes, n, rlo, rhi, d, may_fork, &dz, &c);
+	c.dense = true;
 	if (!ret && c.score < best->score &&
 	    (best->score == UINT64_MAX ||
 	     c.sum <= (uint64_t)b->prm->dense_space * best->sum))
@@ -609,21 +612,29 @@ static void link_guard(struct bctx *b, uint32_t guard, uint32_t target)
 
 	if (t->kind != CLS_CUT)
 		return;
-	gr->nkey = t->key;
+	gr->nkey = t->key & ~CLS_COARSE;
 	t->kind = CLS_CUT_PRE;
+}
+
+/* A cut of dim @d (kind 0): it becomes kind 3. */
+static void cut_pre(struct cls_node *r, size_t d)
+{
+	if (r->kind == CLS_CUT && r->key / 8 == d)
+		r->kind = CLS_CUT_PRE;
 }
 
 /*
  * The key a cut loads for its @np children while it picks one: the dim
  * they cut most, each child weighed by its boxes (a shared subtree once
  * per child it is; ties and no cut: the cut's own dim @d). Those children
- * become cuts on the parent's key (kind 3). The other child (recs[np])
- * gets the cut's own key instead: it is kind 3 if it cuts @d again (the
- * boxes beyond a dense block). What a leaf goes on to is never one: a
- * guard or the end, which load no key for it.
+ * become cuts on the parent's key (kind 3). The children after the last
+ * (@n_other of them from recs[np]) get the cut's own key instead: they
+ * are kind 3 if they cut @d again (the boxes beyond a dense block). What
+ * a leaf goes on to is never one: a guard or the end, which load no key
+ * for it.
  */
 static uint8_t children_key(struct cls_node *recs, const struct group *g,
-			    size_t np, size_t d)
+			    size_t np, size_t n_other, size_t d)
 {
 	size_t count[CLS_MAX_DIMS] = { 0 }, j, best = d;
 
@@ -634,14 +645,31 @@ static uint8_t children_key(struct cls_node *recs, const struct group *g,
 		if (count[j] > count[best])
 			best = j;
 	for (j = 0; j < np; j++)
-		if (recs[j].kind == CLS_CUT && recs[j].key == best * 8)
-			recs[j].kind = CLS_CUT_PRE;
-	if (recs[np].kind == CLS_CUT && recs[np].key == d * 8)
-		recs[np].kind = CLS_CUT_PRE;
+		cut_pre(&recs[j], best);
+	for (j = np; j < np + n_other; j++)
+		cut_pre(&recs[j], d);
 	return best * 8;
 }
 
 /* Make the cut @c of the node: 0 and *done, or 0 and not (no room). */
+/*
+ * The children after the last that box @i reaches, [*t0, *t1] of them:
+ * the one, or by the first byte of the values it holds in the region
+ * (CLS_ABSENT: the last of them).
+ */
+static void other_range(const struct bctx *b, uint32_t i, const uint64_t *rlo,
+			const uint64_t *rhi, size_t d, bool coarse,
+			uint64_t *t0, uint64_t *t1)
+{
+	uint64_t lo = blo(b, i)[d], hi = bhi(b, i)[d];
+
+	*t0 = *t1 = 0;
+	if (!coarse)
+		return;
+	*t0 = (lo < rlo[d] ? rlo[d] : lo) >> CLS_COARSE_SHIFT;
+	*t1 = (hi > rhi[d] ? rhi[d] : hi) >> CLS_COARSE_SHIFT;
+}
+
 static int cut_dim(struct bctx *b, uint32_t *boxes, size_t n, uint64_t *rlo,
 		   uint64_t *rhi, unsigned int depth, unsigned int forks,
 		   uint32_t cont, const struct cutplan *c, struct cls_node *out,
@@ -652,9 +680,10 @@ static int cut_dim(struct bctx *b, uint32_t *boxes, size_t n, uint64_t *rlo,
 	uint64_t rmax = rhi[d] > dim_max(&in->dims[d]) ?
 			dim_max(&in->dims[d]) : rhi[d];
 	unsigned int shift = c->z.bits - c->k;
-	uint64_t np = 1ULL << c->k, sum = 0, i0, i1;
-	uint64_t i, j;
-	bool o;
+	uint64_t np = 1ULL << c->k, sum = 0, other = 0, i0, i1;
+	uint64_t i, j, t0, t1, ng;
+	/* a dense block's 4-byte dim: the values beyond it by first byte */
+	bool o, coarse = c->dense && in->dims[d].len == 4;
 	struct cls_node *recs = NULL, main_rec, side_rec;
 	uint32_t *side = NULL, off, guard = 0, main_off = 0, later_min = 0;
 	uint32_t main_cont = cont;
@@ -663,9 +692,10 @@ static int cut_dim(struct bctx *b, uint32_t *boxes, size_t n, uint64_t *rlo,
 	int ret = 0;
 
 	*done = false;
-	g = calloc(np + 1, sizeof(*g));
-	recs = calloc(np + 1, sizeof(*recs));
-	order = calloc(np + 1, sizeof(*order));
+	ng = np + (coarse ? CLS_COARSE_N : 1);
+	g = calloc(ng, sizeof(*g));
+	recs = calloc(ng, sizeof(*recs));
+	order = calloc(ng, sizeof(*order));
 	side = malloc((n ? n : 1) * sizeof(*side));
 	if (!g || !recs || !order || !side) {
 		ret = -ENOMEM;
@@ -680,10 +710,16 @@ static int cut_dim(struct bctx *b, uint32_t *boxes, size_t n, uint64_t *rlo,
 		}
 		for (j = i0; j <= i1; j++)
 			g[j].n++;
-		g[np].n += o;
+		other_range(b, boxes[i], rlo, rhi, d, coarse, &t0, &t1);
+		for (j = t0; o && j <= t1; j++)
+			g[np + j].n++;
 	}
-	for (j = 0; j <= np; j++) {
-		sum += g[j].n;
+	for (j = 0; j < ng; j++) {
+		/* as if one child after the last: the largest */
+		if (j < np)
+			sum += g[j].n;
+		else if (g[j].n > other)
+			other = g[j].n;
 		g[j].boxes = malloc((g[j].n ? g[j].n : 1) * sizeof(uint32_t));
 		if (!g[j].boxes) {
 			ret = -ENOMEM;
@@ -691,16 +727,27 @@ static int cut_dim(struct bctx *b, uint32_t *boxes, size_t n, uint64_t *rlo,
 		}
 		g[j].n = 0;
 		g[j].hash = 0xcbf29ce484222325ULL;
-		/* the other child keeps the node's region */
-		g[j].lo = j < np ? c->z.blo + (j << shift) : rlo[d];
-		g[j].hi = j < np ? g[j].lo + (1ULL << shift) - 1 : rhi[d];
-		if (j < np && g[j].lo < rlo[d])
+		/* the other child keeps the node's region; by first byte, its
+		 * values of that byte */
+		if (j < np) {
+			g[j].lo = c->z.blo + (j << shift);
+			g[j].hi = g[j].lo + (1ULL << shift) - 1;
+		} else if (coarse) {
+			g[j].lo = (j - np) << CLS_COARSE_SHIFT;
+			g[j].hi = j + 1 < ng ? g[j].lo +
+				  (1ULL << CLS_COARSE_SHIFT) - 1 : CLS_ABSENT;
+		} else {
 			g[j].lo = rlo[d];
-		if (j < np && g[j].hi > rmax)
-			g[j].hi = rmax;
+			g[j].hi = rhi[d];
+		}
+		if (g[j].lo < rlo[d])
+			g[j].lo = rlo[d];
+		if (g[j].hi > (j < np ? rmax : rhi[d]))
+			g[j].hi = j < np ? rmax : rhi[d];
 		g[j].rep = j;
 		order[j] = j;
 	}
+	sum += other;
 	if (b->st->entries + sum + n_side > b->budget) {
 		b->st->budget_hit = true;
 		goto out;
@@ -714,14 +761,15 @@ static int cut_dim(struct bctx *b, uint32_t *boxes, size_t n, uint64_t *rlo,
 			g[j].boxes[g[j].n++] = boxes[i];
 			g[j].hash = (g[j].hash ^ boxes[i]) * 0x100000001b3ULL;
 		}
-		if (o) {
-			g[np].boxes[g[np].n++] = boxes[i];
-			g[np].hash = (g[np].hash ^ boxes[i]) * 0x100000001b3ULL;
+		other_range(b, boxes[i], rlo, rhi, d, coarse, &t0, &t1);
+		for (j = np + t0; o && j <= np + t1; j++) {
+			g[j].boxes[g[j].n++] = boxes[i];
+			g[j].hash = (g[j].hash ^ boxes[i]) * 0x100000001b3ULL;
 		}
 	}
 	/* children with the same boxes: one subtree over their hull */
-	qsort_r(order, np + 1, sizeof(*order), cmp_group, g);
-	for (j = 1; j <= np; j++) {
+	qsort_r(order, ng, sizeof(*order), cmp_group, g);
+	for (j = 1; j < ng; j++) {
 		struct group *x = &g[order[j]], *p = &g[order[j - 1]], *r;
 
 		if (x->hash != p->hash || x->n != p->n ||
@@ -742,7 +790,7 @@ static int cut_dim(struct bctx *b, uint32_t *boxes, size_t n, uint64_t *rlo,
 	if (n_side) {
 		uint32_t min_main = UINT32_MAX, min_side = in->box_rule[side[0]];
 
-		for (j = 0; j <= np; j++)
+		for (j = 0; j < ng; j++)
 			if (g[j].n && in->box_rule[g[j].boxes[0]] < min_main)
 				min_main = in->box_rule[g[j].boxes[0]];
 		side_first = min_side <= min_main;
@@ -767,7 +815,7 @@ static int cut_dim(struct bctx *b, uint32_t *boxes, size_t n, uint64_t *rlo,
 		if (ret)
 			goto out;
 	}
-	for (j = 0; j <= np && !ret; j++) {
+	for (j = 0; j < ng && !ret; j++) {
 		uint64_t slo = rlo[d], shi = rhi[d];
 
 		if (g[j].rep != j)
@@ -781,16 +829,16 @@ static int cut_dim(struct bctx *b, uint32_t *boxes, size_t n, uint64_t *rlo,
 	}
 	if (ret)
 		goto out;
-	for (j = 0; j <= np; j++)
+	for (j = 0; j < ng; j++)
 		recs[j] = g[g[j].rep].node;
 	memset(&main_rec, 0, sizeof(main_rec));
-	main_rec.nkey = children_key(recs, g, np, d);
-	ret = cgfw_cls_blob_add(b->blob, recs, (np + 1) * sizeof(*recs), &off);
+	main_rec.nkey = children_key(recs, g, np, ng - np, d);
+	ret = cgfw_cls_blob_add(b->blob, recs, ng * sizeof(*recs), &off);
 	if (ret)
 		goto out;
 	main_rec.kind = CLS_CUT;
 	main_rec.shift = shift;
-	main_rec.key = d * 8;
+	main_rec.key = d * 8 | (coarse ? CLS_COARSE : 0);
 	main_rec.a = c->z.blo;
 	main_rec.b = c->z.bhi;
 	/* mod 2^32: the walk adds (key >> shift) << 4 to it in 32 bits */
@@ -806,7 +854,7 @@ static int cut_dim(struct bctx *b, uint32_t *boxes, size_t n, uint64_t *rlo,
 	b->st->forks += !!n_side;
 	*done = !ret;
 out:
-	for (j = 0; g && j <= np; j++)
+	for (j = 0; g && j < ng; j++)
 		free(g[j].boxes);
 	free(g);
 	free(recs);
@@ -941,6 +989,7 @@ int cgfw_cls_walk(const struct cls_blob *blob, uint32_t root, const uint64_t *ke
 	const uint64_t none_loaded = CLS_ABSENT + 1;
 	uint64_t best = UINT64_MAX, v, pre = none_loaded;
 	uint32_t n = root, e, i;
+	bool pre_cut;
 	struct cls_entry en;
 	struct cls_check c;
 	struct cls_node r;
@@ -956,14 +1005,21 @@ int cgfw_cls_walk(const struct cls_blob *blob, uint32_t root, const uint64_t *ke
 		case CLS_CUT:
 		case CLS_CUT_PRE:
 			cost->cuts++;
-			cost->pre += r.kind == CLS_CUT_PRE;
-			v = r.kind == CLS_CUT_PRE ? pre : key[r.key / 8];
+			pre_cut = r.kind == CLS_CUT_PRE;
+			cost->pre += pre_cut;
+			v = pre_cut ? pre : key[r.key / 8];
 			pre = key[r.nkey / 8];
-			if (v < r.a || v > r.b) {	/* the other child */
-				pre = key[r.key / 8];
-				v = (uint64_t)r.b + (1ULL << r.shift);
+			if (v >= r.a && v <= r.b) {
+				n = r.c + (uint32_t)((v >> r.shift) *
+						     CLS_NODE_SIZE);
+				continue;
 			}
-			n = r.c + (uint32_t)((v >> r.shift) * CLS_NODE_SIZE);
+			/* the child after the last, or by the first byte */
+			pre = key[r.key / 8];
+			i = (uint32_t)(((uint64_t)r.b >> r.shift) + 1);
+			if (r.key & CLS_COARSE)
+				i += v >> CLS_COARSE_SHIFT;
+			n = r.c + i * CLS_NODE_SIZE;
 			continue;
 		case CLS_GUARD:
 			pre = key[r.nkey / 8];
