@@ -87,8 +87,10 @@ struct cls_input {
  *	      at base + 16 * (v >> shift), in 32-bit arithmetic (base is the
  *	      first child's offset less 16 * (lo >> shift)); any other v (and
  *	      CLS_ABSENT) takes the child after the last, as if v were
- *	      hi + 2^shift. After the loads, the walk's chain is a shift, a
- *	      shift and an add.
+ *	      hi + 2^shift, or with CLS_COARSE in the key offset (a cut of a
+ *	      4-byte dim's dense block) the (v >> 24)th of the 257 after the
+ *	      last. After the loads, the walk's chain is a shift, a shift and
+ *	      an add.
  *	cut on the parent's key: kind 3, as a cut, on the key its parent
  *	      loaded (its children's key offset; for the child after the
  *	      last, the parent's own key): a cut loads that key while it
