@@ -6,10 +6,14 @@
  *
  *  - a node holds the boxes that intersect its region; at most @binth of
  *    them (or nothing left to cut) make a leaf;
- *  - otherwise it cuts the dimension in which the boxes have the most
- *    distinct projections into 2^k equal parts, k as large as keeps the
- *    children's boxes, summed, under spfac times its own (HiCuts' space
- *    measure), and one more child for CLS_ABSENT;
+ *  - otherwise it cuts one dimension's block (what the boxes constrain
+ *    there, or its dense block: zoom_of(), dense_of()) into 2^k equal
+ *    parts, k as large as keeps the children's boxes, summed, under
+ *    spfac times its own (HiCuts' space measure), with one more child
+ *    for any value outside the block and CLS_ABSENT (257 of them, by
+ *    first byte, for a 4-byte dimension's dense block); of the cuts, the
+ *    one whose largest child is smallest;
+ *  - boxes that would be in every child go to a side subtree (a fork);
  *  - children with the same boxes are one subtree over the hull of their
  *    regions (a box that covers the hull covers each of them);
  *  - a box that covers a node's region and whose rule ends the chain
