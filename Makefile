@@ -109,7 +109,9 @@ check: deps vm-deps
 demo: deps
 	$(Q)$(MAKE) --no-print-directory demo-run
 
-check-run: all
+# check.sh builds (all, and nft with the cgroup family) while the guest
+# kernel builds beside it, then runs every stage, each timed.
+check-run:
 	$(Q)tools/check.sh $(BUILD)
 
 demo-run: $(CGFW) $(TRAFFIC)

@@ -28,9 +28,8 @@ nft: deps
 nft-build:
 	$(Q)nft-extension/build.sh $(BUILD)
 
-# make check and vm-check build it too; without the upstream sources
-# (build.sh: exit status 3) its tests skip and say why
-check-run: nft-build-if-sources
+# make check (tools/check.sh) and vm-check build it too; without the
+# upstream sources (build.sh: exit status 3) its tests skip and say why
 vm-check: nft-build-if-sources
 
 .PHONY: nft-build-if-sources

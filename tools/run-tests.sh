@@ -9,6 +9,7 @@ export CGFW=${CGFW:-$BUILD/cgfw}
 export CGFW_TRAFFIC=${CGFW_TRAFFIC:-$BUILD/cgfw-traffic}
 
 passed=0 failed=0 skipped=0
+times=()
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
@@ -18,10 +19,11 @@ run_one() {
 	if [ -n "${CGFW_TESTS:-}" ] && [[ " $CGFW_TESTS " != *" $group "* ]]; then
 		return
 	fi
-	local p=0 f=0 s=0 rc
+	local p=0 f=0 s=0 rc t0=$SECONDS
 	echo "=== $name"
 	"$@" >"$log" 2>&1
 	rc=$?
+	times+=("$((SECONDS - t0)) s  $name")
 	# the test's own TAP lines, plus every failure's context: the
 	# diagnostics that follow it (up to 20 lines), and the harness's
 	awk '/^(not ok|ok) / { show = /^not ok/ ? 20 : 0; print; next }
@@ -69,5 +71,7 @@ run_one nft "nft with the cgroup family" tests/selftests/nft_family.sh
 run_one nft "nftables' test suites with the cgroup family" \
 	nft-extension/run-suites.sh "$BUILD"
 
+echo "=== time per group"
+printf '  %s\n' "${times[@]}"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
