@@ -38,6 +38,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -46,6 +47,7 @@
 #include <bpf/bpf.h>
 #include <linux/magic.h>
 
+#include "base/lock.h"
 #include "bpf/desc.h"
 #include "bpf/table.h"
 
@@ -69,13 +71,33 @@ void cgfw_bpf_key(char *buf, size_t size, const char *what, enum cgfw_dir dir,
 	snprintf(buf, size, "%s-%s-%" PRIu64, what, cgfw_dir_str(dir), cgid);
 }
 
-/* Mount bpffs on /sys/fs/bpf if nothing is there, as bpftool does. */
+/* This process in the mount namespace of PID 1 (of its pid namespace) */
+static bool in_init_mntns(void)
+{
+	char self[64] = "", init[64] = "";
+
+	return readlink("/proc/self/ns/mnt", self, sizeof(self) - 1) > 0 &&
+	       readlink("/proc/1/ns/mnt", init, sizeof(init) - 1) > 0 &&
+	       !strcmp(self, init);
+}
+
+/*
+ * Mount bpffs on /sys/fs/bpf if nothing is there, as bpftool does; but
+ * only where the machine sees it: one mounted in a mount namespace of its
+ * own (unshare -m, a unit's ProtectSystem=) would take the pins, and so
+ * the tables, with it when that namespace ends.
+ */
 int cgfw_bpf_ensure_root(struct cgfw_ctx *ctx)
 {
 	struct statfs sfs;
 	int ret;
 
 	if (statfs(CGFW_BPFFS, &sfs) || sfs.f_type != BPF_FS_MAGIC) {
+		if (!in_init_mntns()) {
+			cgfw_err(ctx, "no bpf file system at %s in this mount namespace, and one mounted here would vanish with the namespace, and the tables with it; mount one where init sees it (mount -t bpf -o mode=0700 bpf %s) and run the command again",
+				 CGFW_BPFFS, CGFW_BPFFS);
+			return -ENOENT;
+		}
 		mkdir(CGFW_BPFFS, 0700);
 		if (mount("bpf", CGFW_BPFFS, "bpf", 0, "mode=0700")) {
 			ret = -errno;
@@ -84,13 +106,7 @@ int cgfw_bpf_ensure_root(struct cgfw_ctx *ctx)
 			return ret;
 		}
 	}
-	if (mkdir(CGFW_PIN_ROOT, 0700) && errno != EEXIST) {
-		ret = -errno;
-		cgfw_err(ctx, "cannot make %s: %s", CGFW_PIN_ROOT,
-			 strerror(errno));
-		return ret;
-	}
-	return 0;
+	return cgfw_private_dir(ctx, CGFW_PIN_ROOT);
 }
 
 /*
