@@ -36,6 +36,13 @@ int cgfw_bpf_name_ok(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 			    t->name);
 		return -EINVAL;
 	}
+	/* a table is also "_gone-NAME" while a delete sets it aside */
+	if (strlen(t->name) > CGFW_BPF_NAME_MAX) {
+		cgfw_err_at(ctx, &rs->src, &t->loc,
+			    "table name '%.40s...' (%zu characters) is too long for the bpf backend, which names directories in bpffs after it; use at most %d characters",
+			    t->name, strlen(t->name), CGFW_BPF_NAME_MAX);
+		return -ENAMETOOLONG;
+	}
 	return 0;
 }
 

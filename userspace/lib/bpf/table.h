@@ -30,6 +30,8 @@
 
 #define CGFW_BPFFS	"/sys/fs/bpf"
 #define CGFW_PIN_ROOT	CGFW_BPFFS "/cgfw"
+/* the longest table name: "_gone-NAME" (bpf/install.c) within NAME_MAX */
+#define CGFW_BPF_NAME_MAX	(255 - 6)
 
 /* A map a program uses: a set of the table, counters, state, description. */
 struct bpf_map_spec {

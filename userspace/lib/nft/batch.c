@@ -65,6 +65,32 @@ static void build_error(struct build *b, int err)
 
 /* ---- userdata ---- */
 
+/*
+ * The TLV puts, bounded here: libnftnl 1.2.4's nftnl_udata_put() compares
+ * a value's length with the buffer's whole size, not with the room left,
+ * and writes past the buffer instead of refusing. Each returns false and
+ * adds nothing when the TLV does not fit.
+ */
+static bool ud_put(struct nftnl_udata_buf *ud, uint8_t type, uint32_t len,
+		   const void *value)
+{
+	if (len > UINT8_MAX ||
+	    nftnl_udata_buf_len(ud) + 2 + len > NFT_USERDATA_MAXLEN)
+		return false;
+	return nftnl_udata_put(ud, type, len, value);
+}
+
+static bool ud_put_strz(struct nftnl_udata_buf *ud, uint8_t type,
+			const char *s)
+{
+	return ud_put(ud, type, strlen(s) + 1, s);
+}
+
+static bool ud_put_u32(struct nftnl_udata_buf *ud, uint8_t type, uint32_t v)
+{
+	return ud_put(ud, type, sizeof(v), &v);
+}
+
 /* A userdata buffer holding the TLVs of @data (an object's own), if any. */
 static struct nftnl_udata_buf *udata_from(const void *data, uint32_t len)
 {
@@ -75,13 +101,13 @@ static struct nftnl_udata_buf *udata_from(const void *data, uint32_t len)
 		return NULL;
 	for (; p && p + 2 <= end && p + 2 + p[1] <= end; p += 2 + p[1])
 		if (p[0] < CGFW_UD_TABLE_FORMAT)	/* not ours: keep */
-			nftnl_udata_put(ud, p[0], p[1], p + 2);
+			ud_put(ud, p[0], p[1], p + 2);
 	return ud;
 }
 
 static bool put_u64(struct nftnl_udata_buf *ud, uint8_t type, uint64_t v)
 {
-	return nftnl_udata_put(ud, type, sizeof(v), &v);
+	return ud_put(ud, type, sizeof(v), &v);
 }
 
 /* ---- names ---- */
@@ -143,15 +169,19 @@ static void emit_table(struct build *b, const struct ir_table *t, bool del)
 	/* for people: who made it; for cgfw: the TLVs */
 	snprintf(comment, sizeof(comment),
 		 CGFW_OWNER_COMMENT "table cgroup %s", t->name);
-	if (!nftnl_udata_put_strz(ud, 0 /* NFTNL_UDATA_TABLE_COMMENT */,
-				  comment) ||
-	    !nftnl_udata_put_u32(ud, CGFW_UD_TABLE_FORMAT, CGFW_UD_FORMAT) ||
-	    !nftnl_udata_put_strz(ud, CGFW_UD_TABLE_NAME, t->name) ||
+	if (!ud_put_u32(ud, CGFW_UD_TABLE_FORMAT, CGFW_UD_FORMAT) ||
+	    !ud_put_strz(ud, CGFW_UD_TABLE_NAME, t->name) ||
 	    !put_u64(ud, CGFW_UD_TABLE_GEN, b->ai->gen) ||
-	    !nftnl_udata_put_u32(ud, CGFW_UD_TABLE_WITH_BPF, b->ai->bpf)) {
-		build_error(b, -E2BIG);
+	    !ud_put_u32(ud, CGFW_UD_TABLE_WITH_BPF, b->ai->bpf)) {
+		/* the name's TLV and the three fixed ones: 2+1 and 3*2+4+8+4 */
+		cgfw_err_at(b->ctx, &b->rs->src, &t->loc,
+			    "table name '%.40s...' (%zu characters) is too long for cgfw to record beside the table in nf_tables; use at most %d characters",
+			    t->name, strlen(t->name),
+			    NFT_USERDATA_MAXLEN - 3 - 22);
+		build_error(b, -ENAMETOOLONG);
 		goto out;
 	}
+	ud_put_strz(ud, 0 /* NFTNL_UDATA_TABLE_COMMENT */, comment); /* if it fits */
 	nftnl_table_set_data(nt, NFTNL_TABLE_USERDATA, nftnl_udata_buf_data(ud),
 			     nftnl_udata_buf_len(ud));
 	nlh = cgfw_nl_batch_next(b->nb, NFT_MSG_NEWTABLE, b->tg->family,
@@ -474,9 +504,9 @@ static void rule_udata(struct build *b, struct nftnl_rule *r,
 		if (!cut) {
 			build_error(b, -ENOMEM);
 		} else if (n) {
-			nftnl_udata_put_strz(ud, CGFW_UD_RULE_TEXT, cut);
+			ud_put_strz(ud, CGFW_UD_RULE_TEXT, cut);
 			if (n < strlen(text))
-				nftnl_udata_put_u32(ud, CGFW_UD_RULE_TEXT_LEN,
+				ud_put_u32(ud, CGFW_UD_RULE_TEXT_LEN,
 						    strlen(text));
 		}
 		free(cut);
@@ -561,11 +591,11 @@ static int binding_udata(struct build *b, const struct ir_chain *c,
 {
 	char text[NFT_USERDATA_MAXLEN];
 
-	if ((name && !nftnl_udata_put_strz(ud, CGFW_UD_CHAIN_NAME, c->name)) ||
-	    !nftnl_udata_put_u32(ud, CGFW_UD_CHAIN_DIR, c->dir) ||
-	    !nftnl_udata_put_u32(ud, CGFW_UD_CHAIN_POLICY, c->policy) ||
+	if ((name && !ud_put_strz(ud, CGFW_UD_CHAIN_NAME, c->name)) ||
+	    !ud_put_u32(ud, CGFW_UD_CHAIN_DIR, c->dir) ||
+	    !ud_put_u32(ud, CGFW_UD_CHAIN_POLICY, c->policy) ||
 	    !put_u64(ud, CGFW_UD_CHAIN_CGROUP_ID, c->cgroup.id) ||
-	    !nftnl_udata_put_strz(ud, CGFW_UD_CHAIN_CGROUP_PATH,
+	    !ud_put_strz(ud, CGFW_UD_CHAIN_CGROUP_PATH,
 				  c->cgroup.path)) {
 		cgfw_err_at(b->ctx, &b->rs->src, &c->loc,
 			    "the cgroup path '%s' of chain '%s' is too long to record with it in nf_tables (%d bytes in all); shorten it",
@@ -575,7 +605,7 @@ static int binding_udata(struct build *b, const struct ir_chain *c,
 	if (comment) {
 		snprintf(text, sizeof(text), "cgfw: %s of cgroup %s, chain %s",
 			 cgfw_dir_str(c->dir), c->cgroup.path, c->name);
-		nftnl_udata_put_strz(ud, 0 /* NFTNL_UDATA_CHAIN_COMMENT */,
+		ud_put_strz(ud, 0 /* NFTNL_UDATA_CHAIN_COMMENT */,
 				     text);	/* if it fits */
 	}
 	return 0;
