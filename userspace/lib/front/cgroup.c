@@ -136,6 +136,9 @@ int cgfw_cgroup_resolve(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 			    mnt);
 		return -EINVAL;
 	}
+	/* "/" as /proc/PID/cgroup writes it: the root, as "." is */
+	if (!user_path[strspn(user_path, "/")])
+		user_path = ".";
 	if (user_path[0] == '/')
 		snprintf(joined, sizeof(joined), "%s", user_path);
 	else

@@ -84,6 +84,10 @@ int cgfw_netns_leave_shadow(int saved)
 	return ret;
 }
 
+/* The name nft gives the text in its messages: the child's memfd, by
+ * its number (whatever it is: RLIMIT_NOFILE may be low). */
+#define TEXT_NAME "/proc/self/fd/"
+
 /*
  * nft's error records look like
  *	NAME:LINE:COL[-COL]: Error: message
@@ -93,9 +97,10 @@ int cgfw_netns_leave_shadow(int saved)
  */
 static void translate_errors(struct cgfw_ctx *ctx,
 			     const struct cgfw_source *src,
-			     const char *fdname, const char *text, size_t len)
+			     const char *text, size_t len)
 {
-	size_t nlen = strlen(fdname);
+	const size_t plen = strlen(TEXT_NAME);
+	size_t nlen;
 	const char *p = text, *eol, *msg, *end = text + len;
 	bool skip_context = false;
 	struct cgfw_loc loc;
@@ -106,7 +111,9 @@ static void translate_errors(struct cgfw_ctx *ctx,
 		eol = memchr(p, '\n', end - p);
 		if (!eol)
 			eol = end;
-		if (!strncmp(p, fdname, nlen) && p[nlen] == ':') {
+		nlen = !strncmp(p, TEXT_NAME, plen) ?
+		       plen + strspn(p + plen, "0123456789") : 0;
+		if (nlen > plen && p[nlen] == ':') {
 			memset(&loc, 0, sizeof(loc));
 			used = 0;
 			if (sscanf(p + nlen, ":%u:%u-%u:%n", &a, &b, &c,
@@ -133,9 +140,6 @@ static void translate_errors(struct cgfw_ctx *ctx,
 			cgfw_sb_addf(&ctx->err, "%.*s\n", (int)(eol - p), p);
 	}
 }
-
-/* The name nft gives the text in its messages: the child's memfd. */
-#define TEXT_FD 200
 
 struct job {
 	const struct shadow_job *job;
@@ -201,10 +205,11 @@ static int child_job(void *arg, int fd)
 	}
 	/* nft reads a file by name: give it the text as one */
 	tfd = memfd_create("cgfw-rewritten", 0);
-	if (tfd < 0 || dup2(tfd, TEXT_FD) < 0 ||
-	    write(TEXT_FD, job->text, job->len) != (ssize_t)job->len)
+	if (tfd < 0)
+		return setup_error(fd, -errno, "cannot make a memory file for nft's input");
+	if (write(tfd, job->text, job->len) != (ssize_t)job->len)
 		return setup_error(fd, -EIO, NULL);
-	snprintf(fdname, sizeof(fdname), "/proc/self/fd/%d", TEXT_FD);
+	snprintf(fdname, sizeof(fdname), TEXT_NAME "%d", tfd);
 	nft = nft_ctx_new(NFT_CTX_DEFAULT);
 	if (!nft)
 		return setup_error(fd, -ENOMEM, NULL);
@@ -226,7 +231,7 @@ static int child_job(void *arg, int fd)
 int cgfw_shadow_compile(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 			const struct shadow_job *job, struct cgfw_ruleset *out)
 {
-	char fdname[64], why[128];
+	char why[128];
 	struct cgfw_child_end end;
 	struct cgfw_child_rec rec;
 	struct strbuf reply;
@@ -236,11 +241,10 @@ int cgfw_shadow_compile(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 	cgfw_sb_init(&reply);
 	ret = cgfw_child_run(child_job, (void *)job, &nft_limits, &reply,
 			     &end);
-	snprintf(fdname, sizeof(fdname), "/proc/self/fd/%d", TEXT_FD);
 	while (cgfw_child_next(&reply, &pos, &rec)) {
 		switch (rec.type) {
 		case REC_NFT_ERROR:
-			translate_errors(ctx, src, fdname, rec.data, rec.len);
+			translate_errors(ctx, src, rec.data, rec.len);
 			if (!ctx->err.len)
 				cgfw_err_at(ctx, src, NULL,
 					    "nft could not compile the rules");
