@@ -1,41 +1,63 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * cgfw daemon: every table of a rules directory (one file a table, *.nft)
- * applied, and kept bound to its cgroup paths for their whole life.
+ * cgfw daemon: the rules directory (one file a table or more, *.nft) is
+ * the desired state; the daemon makes the kernel hold it, and keeps it
+ * so as cgroups come and go and as files are edited, and when other
+ * programs change nf_tables.
  *
- * A cgroup removed and made again at its path (systemd restarting a
- * service, a runtime re-creating a container) is another cgroup, with
- * another id: what was applied for the old one filters nothing. The daemon
- * watches, with inotify, the directory above each bound path (the nearest
- * one that exists): a cgroup made or removed there is a mkdir or rmdir in
- * it. On each event it finds every chain's cgroup again by its path
- * (cgfw_ruleset__rebind(), one stat() a chain) and applies again the
- * tables whose cgroups changed, from the ruleset compiled when the file
- * was read: no compile on the way. A table whose cgroup does not exist
- * waits for it. The rules directory is watched too: a file written or
- * moved in is compiled and applied (a bad one is reported with its place
- * and changes nothing), a file removed takes its tables with it. SIGHUP
- * reads the directory again. SIGTERM and SIGINT end the daemon and leave
- * the tables as they are.
+ * Files. The directory is read again on every change in it (inotify):
+ * a file whose text changed is compiled and its tables applied, each
+ * apply one transaction; one that does not compile, or that declares a
+ * table another file has, keeps what was applied from it before (said,
+ * with the place). A file that is gone keeps its tables for SETTLE_MS: an
+ * editor's save (the old file renamed aside, a new one written) or a
+ * rename over it brings it back first; after that its tables go (those
+ * no other file declares). A file is read only if it is a regular file
+ * (opened without blocking: a FIFO is refused, not waited on), reached
+ * through links that stay inside the directory (a Kubernetes ConfigMap
+ * volume: a.nft -> ..data/a.nft, ..data -> ..2026_12_06_...; swapping
+ * ..data is one change of the directory), and, unless --no-strict-modes,
+ * owned by root and not writable by group or others.
+ *
+ * Cgroups. A cgroup removed and made again at its path (systemd
+ * restarting a service, a runtime re-creating a container) is another
+ * cgroup, with another id: what was applied for the old one filters
+ * nothing. The daemon watches, with inotify, the directory above each
+ * bound path (the nearest one that exists): a cgroup made or removed there
+ * is a mkdir or rmdir in it. On each event it finds every chain's cgroup
+ * again by its path (cgfw_ruleset__rebind(), one stat() a chain) and
+ * applies again the tables whose cgroups changed, from the ruleset
+ * compiled when the file was read: no compile on the way. A table whose
+ * cgroup does not exist waits for it.
+ *
+ * nf_tables. The daemon listens to nf_tables' notifications
+ * (NFNLGRP_NFTABLES): when another process changes or deletes one of its
+ * tables (nft flush ruleset, as nftables.service runs on start, reload
+ * and stop), the file's tables are applied again, within MONITOR_MS.
  *
  * Chains with policy drop are guarded (cgfw_guards__sync(), bpf/guard.c):
  * until the table is bound to a cgroup made again at the chain's path, a
  * program on the parent drops its packets. The guards are told after
  * every change, and removed when the daemon stops.
  *
- * With systemd (Type=notify), it says READY=1 once every file was tried,
- * and its status: how many tables are applied and how many wait.
+ * One daemon runs at a time (a flock on /run/cgfw/daemon). SIGHUP reads
+ * the directory again; SIGTERM and SIGINT end the daemon and leave the
+ * tables as they are. With systemd (Type=notify), it says READY=1 once
+ * every file was tried, and its status.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/inotify.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -43,28 +65,50 @@
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+
+#include <linux/netfilter.h>
+#include <linux/netfilter/nf_tables.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <linux/netlink.h>
 
 #include "daemon.h"
 
-#define DIR_EVENTS (IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE)
+#define DIR_EVENTS (IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | \
+		    IN_DELETE | IN_CREATE | IN_ATTRIB)
 #define CG_EVENTS (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | \
 		   IN_ONLYDIR)
+/* a file gone this long takes its tables with it */
+#define SETTLE_MS 2000
+/* nf_tables changed by another process: looked at after this long */
+#define MONITOR_MS 100
+/* as the library: rule files past this size are a mistake */
+#define MAX_TEXT (256u << 20)
+#define RUN_DIR "/run/cgfw"
+#define DAEMON_LOCK RUN_DIR "/daemon"
 
 /* One rules file. */
 struct entry {
 	char *file;			/* its name in the directory */
-	struct cgfw_ruleset *rs;	/* as compiled when it was read */
+	struct cgfw_ruleset *rs;	/* the last text that compiled, or NULL */
+	uint64_t seen;			/* hash of the text last read */
+	bool keep;			/* that text was refused: rs is older */
 	bool applied;			/* rs, at its cgroups now, is in force */
 	bool installed;			/* applied once (maybe stale now) */
+	bool found;			/* seen in this reading of the dir */
+	bool retry;			/* refused for another file's table */
+	bool tampered;			/* another program changed its tables */
 	size_t waiting;			/* chains whose path has no cgroup */
+	double gone;			/* when it was found gone, or 0 */
 };
 
 struct daemon {
 	struct cgfw_ctx *ctx;
+	const struct cgfw_daemon_opts *o;
 	const char *dir;
-	enum cgfw_backend backend;
-	bool guard;
-	int ino, dir_wd, sig;
+	char realdir[PATH_MAX];
+	int ino, dir_wd, sig, mon;
+	double mon_due;			/* when to look at nf_tables, or 0 */
 	struct entry *v;
 	size_t n;
 };
@@ -130,14 +174,15 @@ static void notify(const char *fmt, ...)
 
 static void notify_status(const struct daemon *d, const char *state)
 {
-	size_t i, applied = 0, waiting = 0;
+	size_t i, applied = 0, waiting = 0, kept = 0;
 
 	for (i = 0; i < d->n; i++) {
 		applied += d->v[i].applied;
 		waiting += !!d->v[i].waiting;
+		kept += d->v[i].keep;
 	}
-	notify("%sSTATUS=%zu of %zu rule files applied, %zu waiting for a cgroup",
-	       state, applied, d->n, waiting);
+	notify("%sSTATUS=%zu of %zu rule files applied, %zu waiting for a cgroup, %zu refused (the policy before kept)",
+	       state, applied, d->n, waiting, kept);
 }
 
 static bool is_rules_file(const char *name)
@@ -157,8 +202,36 @@ static struct entry *find(struct daemon *d, const char *file)
 	return NULL;
 }
 
-/* Delete the tables of @old that @new (NULL: none) does not have. */
-static void delete_tables(struct daemon *d, const struct cgfw_ruleset *old,
+/* FNV-1a: has the text changed since it was last read? */
+static uint64_t hash(const char *buf, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	while (len--)
+		h = (h ^ (unsigned char)*buf++) * 0x100000001b3ULL;
+	return h | 1;	/* 0: never read */
+}
+
+/* The file, other than @e, whose tables in force include @table. */
+static const struct entry *owner(const struct daemon *d,
+				 const struct entry *e, const char *table)
+{
+	const char *t;
+	size_t i, k;
+
+	for (i = 0; i < d->n; i++) {
+		if (&d->v[i] == e || !d->v[i].rs)
+			continue;
+		for (k = 0; (t = cgfw_ruleset__table(d->v[i].rs, k)); k++)
+			if (!strcmp(t, table))
+				return &d->v[i];
+	}
+	return NULL;
+}
+
+/* Delete the tables of @old that @new (NULL: none) and no other file has. */
+static void delete_tables(struct daemon *d, const struct entry *e,
+			  const struct cgfw_ruleset *old,
 			  const struct cgfw_ruleset *new)
 {
 	const char *t, *u;
@@ -168,7 +241,7 @@ static void delete_tables(struct daemon *d, const struct cgfw_ruleset *old,
 		for (j = 0; (u = cgfw_ruleset__table(new, j)); j++)
 			if (!strcmp(t, u))
 				break;
-		if (u)
+		if (u || owner(d, e, t))
 			continue;
 		if (!cgfw_table__delete(d->ctx, t))
 			say("table '%s' deleted", t);
@@ -189,6 +262,8 @@ static void sync_entry(struct daemon *d, struct entry *e, double since)
 	struct stat st;
 	int changed;
 
+	if (!e->rs)
+		return;
 	changed = cgfw_ruleset__rebind(d->ctx, e->rs);
 	if (changed < 0) {
 		say_error(d);
@@ -208,7 +283,7 @@ static void sync_entry(struct daemon *d, struct entry *e, double since)
 	e->waiting = 0;
 	if (e->applied && !changed)
 		return;
-	CGFW_OPTS(cgfw_apply_opts, ao, .backend = d->backend);
+	CGFW_OPTS(cgfw_apply_opts, ao, .backend = d->o->backend);
 	if (cgfw_ruleset__apply(d->ctx, e->rs, &ao)) {
 		say_error(d);
 		e->applied = false;
@@ -220,58 +295,141 @@ static void sync_entry(struct daemon *d, struct entry *e, double since)
 	e->applied = e->installed = true;
 }
 
-/* Read (again) the rules file @file, and apply it. */
-static void load(struct daemon *d, const char *file, double since)
+static struct entry *add_entry(struct daemon *d, const char *file)
 {
-	CGFW_OPTS(cgfw_compile_opts, co, .allow_missing_cgroups = true);
-	struct cgfw_ruleset *rs;
-	char path[PATH_MAX];
-	struct entry *e, *v;
+	struct entry *v = realloc(d->v, (d->n + 1) * sizeof(*v)), *e;
+
+	if (!v)
+		return NULL;
+	d->v = v;
+	e = &d->v[d->n];
+	memset(e, 0, sizeof(*e));
+	e->file = strdup(file);
+	if (!e->file)
+		return NULL;
+	d->n++;
+	return e;
+}
+
+/*
+ * The text of rules file @file, if it may be applied: reached inside the
+ * directory, a regular file (opened without blocking), and root's alone
+ * unless --no-strict-modes. -ENOENT: it is not there (a link to nothing
+ * too); any other error is said.
+ */
+static int read_rules(struct daemon *d, const char *file, char **out,
+		      size_t *len)
+{
+	char path[PATH_MAX], real[PATH_MAX], *buf = NULL, *nb;
+	size_t dl = strlen(d->realdir), size = 0, n = 0;
+	struct stat st;
+	ssize_t r;
+	int fd;
 
 	snprintf(path, sizeof(path), "%s/%s", d->dir, file);
-	e = find(d, file);
-	if (cgfw_ruleset__compile_file(d->ctx, path, &co, &rs)) {
-		say_error(d);
-		if (e)
-			say("%s: keeping what was applied from it before", file);
-		return;
+	if (!realpath(path, real))
+		return errno == ENOENT || errno == ENOTDIR ? -ENOENT : -errno;
+	if (strncmp(real, d->realdir, dl) || real[dl] != '/') {
+		say("%s: a link to %s, outside %s: not followed (links are followed only inside the rules directory)",
+		    file, real, d->dir);
+		return -EPERM;
 	}
-	if (!e) {
-		v = realloc(d->v, (d->n + 1) * sizeof(*v));
-		if (!v) {
-			say("out of memory");
-			cgfw_ruleset__free(rs);
-			return;
+	fd = open(real, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ENOENT : -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		say("%s: not a regular file: not read", file);
+		close(fd);
+		return -EINVAL;
+	}
+	if (d->o->strict && (st.st_uid != geteuid() || (st.st_mode & 022))) {
+		say("%s: owned by uid %u, mode %04o: a rules file must be root's and writable by root alone (chown root, chmod go-w), or the daemon run with --no-strict-modes",
+		    file, (unsigned int)st.st_uid,
+		    (unsigned int)(st.st_mode & 07777));
+		close(fd);
+		return -EPERM;
+	}
+	do {
+		if (n == size) {
+			size = size ? size * 2 : 65536;
+			nb = n < MAX_TEXT ? realloc(buf, size + 1) : NULL;
+			if (!nb) {
+				say("%s: %s", file, n < MAX_TEXT ?
+				    "out of memory" : "larger than 256 MiB: not read");
+				free(buf);
+				close(fd);
+				return -EFBIG;
+			}
+			buf = nb;
 		}
-		d->v = v;
-		e = &d->v[d->n];
-		memset(e, 0, sizeof(*e));
-		e->file = strdup(file);
-		if (!e->file) {
-			say("out of memory");
+		r = read(fd, buf + n, size - n);
+		if (r > 0)
+			n += r;
+	} while (r > 0 || (r < 0 && errno == EINTR));
+	close(fd);
+	if (r < 0) {
+		say("%s: %s", file, strerror(errno));
+		free(buf);
+		return -EIO;
+	}
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+/* Compile the text of @e, and apply it if it may replace what is there. */
+static void load(struct daemon *d, struct entry *e, const char *buf,
+		 size_t len, double since)
+{
+	CGFW_OPTS(cgfw_compile_opts, co, .allow_missing_cgroups = true);
+	const struct entry *o;
+	struct cgfw_ruleset *rs;
+	char path[PATH_MAX];
+	const char *t;
+	size_t k;
+
+	snprintf(path, sizeof(path), "%s/%s", d->dir, e->file);
+	e->seen = hash(buf, len);
+	if (cgfw_ruleset__compile(d->ctx, path, buf, len, &co, &rs)) {
+		say_error(d);
+		goto refused;
+	}
+	for (k = 0; (t = cgfw_ruleset__table(rs, k)); k++) {
+		o = owner(d, e, t);
+		if (o && !o->gone) {
+			say("%s: table '%s' is %s's already (a table belongs to one file): not applied; remove it from one of them",
+			    e->file, t, o->file);
 			cgfw_ruleset__free(rs);
-			return;
+			e->retry = true;	/* again when the other goes */
+			goto refused;
 		}
-		d->n++;
-	} else {
-		delete_tables(d, e->rs, rs);
+	}
+	if (e->rs) {
+		delete_tables(d, e, e->rs, rs);
 		cgfw_ruleset__free(e->rs);
 	}
 	e->rs = rs;
-	e->applied = e->installed = false;
+	e->keep = e->retry = false;
+	e->applied = false;
 	e->waiting = 0;
 	sync_entry(d, e, since);
+	return;
+refused:
+	e->keep = !!e->rs;
+	if (e->rs)
+		say("%s: keeping what was applied from it before", e->file);
 }
 
-/* The rules file @file is gone: so are its tables. */
-static void unload(struct daemon *d, const char *file)
+/* The rules file of @e is gone for good: so are its tables. */
+static void unload(struct daemon *d, struct entry *e)
 {
-	struct entry *e = find(d, file);
+	struct cgfw_ruleset *rs = e->rs;
 
-	if (!e)
-		return;
-	delete_tables(d, e->rs, NULL);
-	cgfw_ruleset__free(e->rs);
+	e->rs = NULL;	/* not an owner of its own tables any more */
+	if (rs) {
+		delete_tables(d, e, rs, NULL);
+		cgfw_ruleset__free(rs);
+	}
 	free(e->file);
 	*e = d->v[--d->n];
 }
@@ -290,6 +448,8 @@ static void watch_cgroups(struct daemon *d)
 	size_t i, k;
 
 	for (i = 0; i < d->n; i++) {
+		if (!d->v[i].rs)
+			continue;
 		for (k = 0; (path = cgfw_ruleset__cgroup(d->v[i].rs, k)); k++) {
 			snprintf(p, sizeof(p), "%s", path);
 			while ((slash = strrchr(p, '/')) && slash != p) {
@@ -307,19 +467,21 @@ static void guard(struct daemon *d)
 {
 	struct cgfw_ruleset **rs;
 	bool *in_force;
-	size_t i;
+	size_t i, n = 0;
 
-	if (!d->guard)
+	if (!d->o->guard)
 		return;
 	rs = calloc(d->n + 1, sizeof(*rs));
 	in_force = calloc(d->n + 1, sizeof(*in_force));
 	for (i = 0; rs && in_force && i < d->n; i++) {
-		rs[i] = d->v[i].rs;
-		in_force[i] = d->v[i].applied;
+		if (!d->v[i].rs)
+			continue;
+		rs[n] = d->v[i].rs;
+		in_force[n++] = d->v[i].applied;
 	}
 	if (!rs || !in_force)
 		say("out of memory");
-	else if (cgfw_guards__sync(d->ctx, rs, in_force, d->n))
+	else if (cgfw_guards__sync(d->ctx, rs, in_force, n))
 		say_error(d);
 	free(rs);
 	free(in_force);
@@ -335,45 +497,116 @@ static void sync_all(struct daemon *d, double since)
 	guard(d);
 }
 
-/* Every rules file of the directory, and none that is gone. */
-static int scan(struct daemon *d)
+/* The ms until a gone file's tables go (0: now), or -1 if none waits. */
+static int settle_left(const struct daemon *d, double now)
 {
-	struct dirent *de;
-	double t = now_ms();
+	double left = -1, l;
 	size_t i;
+
+	for (i = 0; i < d->n; i++) {
+		if (!d->v[i].gone)
+			continue;
+		l = d->v[i].gone + SETTLE_MS - now;
+		l = l > 0 ? l : 0;
+		if (left < 0 || l < left)
+			left = l;
+	}
+	return left < 0 ? -1 : (int)left;
+}
+
+/*
+ * Make the tables what the directory says: every rules file read, the
+ * changed ones compiled and applied, the ones gone past SETTLE_MS taken
+ * away with their tables.
+ */
+static int reconcile(struct daemon *d, double since)
+{
+	double now = now_ms();
+	bool unloaded = false;
+	struct dirent *de;
+	struct entry *e;
+	size_t i, len;
+	char *buf;
 	DIR *dir;
+	int ret;
 
 	dir = opendir(d->dir);
 	if (!dir) {
-		say("cannot read the rules directory %s: %s", d->dir,
-		    strerror(errno));
+		say("cannot read the rules directory %s: %s; the tables stay as they are",
+		    d->dir, strerror(errno));
 		return -1;
 	}
-	for (i = d->n; i--;) {
-		struct stat st;
-		char path[PATH_MAX];
-
-		snprintf(path, sizeof(path), "%s/%s", d->dir, d->v[i].file);
-		if (stat(path, &st))
-			unload(d, d->v[i].file);
+	for (i = 0; i < d->n; i++)
+		d->v[i].found = false;
+	while ((de = readdir(dir))) {
+		if (!is_rules_file(de->d_name))
+			continue;
+		ret = read_rules(d, de->d_name, &buf, &len);
+		if (ret == -ENOENT)
+			continue;
+		e = find(d, de->d_name);
+		if (!e && !(e = add_entry(d, de->d_name))) {
+			say("out of memory");
+			if (!ret)
+				free(buf);
+			continue;
+		}
+		e->found = true;
+		if (e->gone)
+			say("%s: back, %.0f ms after it went", e->file,
+			    now - e->gone);
+		e->gone = 0;
+		if (ret) {
+			e->keep = !!e->rs;
+			continue;
+		}
+		if (hash(buf, len) != e->seen)
+			load(d, e, buf, len, since);
+		free(buf);
 	}
-	while ((de = readdir(dir)))
-		if (is_rules_file(de->d_name))
-			load(d, de->d_name, t);
 	closedir(dir);
+	for (i = d->n; i--;) {
+		e = &d->v[i];
+		if (e->found)
+			continue;
+		if (!e->installed) {
+			unload(d, e);	/* nothing of it was ever applied */
+			continue;
+		}
+		if (!e->gone) {
+			e->gone = now;
+			say("%s: gone; its tables stay %d ms in case it comes back (an editor's save, a rename), then go",
+			    e->file, SETTLE_MS);
+		}
+		if (now - e->gone >= SETTLE_MS) {
+			say("%s: still gone after %d ms: its tables go",
+			    e->file, SETTLE_MS);
+			unload(d, e);
+			unloaded = true;
+		}
+	}
+	/* the files refused for a table of one that went: read again */
+	if (unloaded) {
+		for (i = 0; i < d->n; i++)
+			if (d->v[i].retry)
+				d->v[i].seen = 0;
+		return reconcile(d, since);
+	}
+	sync_all(d, since);
 	if (!d->n)
 		say("no rules files (*.nft) in %s yet", d->dir);
-	sync_all(d, t);
 	return 0;
 }
 
-/* The events read at once: rules files first, then the cgroups. */
+/* The events read at once: a change of the directory, or of the cgroups. */
 static void events(struct daemon *d)
 {
 	char buf[65536] __attribute__((aligned(__alignof__(struct inotify_event))));
 	const struct inotify_event *ev;
-	bool cgroups = false;
+	bool files = false, cgroups = false;
 	double t = now_ms();
+	struct stat st;
+	char path[PATH_MAX];
 	ssize_t len;
 	char *p;
 
@@ -383,33 +616,242 @@ static void events(struct daemon *d)
 	for (p = buf; p < buf + len; p += sizeof(*ev) + ev->len) {
 		ev = (const struct inotify_event *)p;
 		if (ev->mask & IN_Q_OVERFLOW) {
-			cgroups = true;	/* events were lost: look at all */
+			files = cgroups = true;	/* events were lost */
 			continue;
 		}
 		if (ev->wd != d->dir_wd) {
 			cgroups = true;
 			continue;
 		}
-		if (!ev->len || !is_rules_file(ev->name))
-			continue;
-		if (ev->mask & (IN_CLOSE_WRITE | IN_MOVED_TO))
-			load(d, ev->name, t);
-		else if (ev->mask & (IN_DELETE | IN_MOVED_FROM))
-			unload(d, ev->name);
-		cgroups = true;	/* new paths to watch */
+		/* a file made is read when it is closed, a link at once */
+		if (ev->mask == IN_CREATE && ev->len) {
+			snprintf(path, sizeof(path), "%s/%s", d->dir, ev->name);
+			if (!lstat(path, &st) && S_ISREG(st.st_mode))
+				continue;
+		}
+		files = true;	/* any name: ..data of a ConfigMap too */
 	}
-	if (cgroups)
+	if (files)
+		reconcile(d, t);
+	else if (cgroups)
 		sync_all(d, t);
 	notify_status(d, "");
 }
 
-int cgfw_cli_daemon(struct cgfw_ctx *ctx, const char *dir,
-		    enum cgfw_backend backend, bool guard)
+/* ---- nf_tables changed by others ---- */
+
+/* A socket that hears every nf_tables change of this network namespace. */
+static int monitor_open(void)
 {
-	struct daemon d = { .ctx = ctx, .dir = dir, .backend = backend,
-			    .guard = guard };
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	int grp = NFNLGRP_NFTABLES, fd;
+
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK,
+		    NETLINK_NETFILTER);
+	if (fd < 0)
+		return -1;
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    setsockopt(fd, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &grp,
+		       sizeof(grp))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+#define NLA_DATA(a) ((const char *)(a) + NLA_HDRLEN)
+
+/* The attribute @type of an nf_tables message, or NULL. */
+static const struct nlattr *nft_attr(const struct nlmsghdr *nlh, int type)
+{
+	const char *p = (const char *)NLMSG_DATA(nlh) +
+			NLMSG_ALIGN(sizeof(struct nfgenmsg));
+	const char *end = (const char *)nlh + nlh->nlmsg_len;
+	const struct nlattr *a;
+
+	while (p + NLA_HDRLEN <= end) {
+		a = (const struct nlattr *)p;
+		if (a->nla_len < NLA_HDRLEN || p + a->nla_len > end)
+			break;
+		if ((a->nla_type & NLA_TYPE_MASK) == type)
+			return a;
+		p += NLA_ALIGN(a->nla_len);
+	}
+	return NULL;
+}
+
+/* Does a table named @name, as nf_tables has it, belong to @e? */
+static bool table_of(const struct entry *e, const char *name)
+{
+	const char *t;
+	size_t k;
+
+	if (!e->rs)
+		return false;
+	for (k = 0; (t = cgfw_ruleset__table(e->rs, k)); k++)
+		if (!strcmp(name, t) ||	/* the native family's */
+		    (!strncmp(name, "cgfw_", 5) && !strcmp(name + 5, t)))
+			return true;	/* the emulation's, in inet */
+	return false;
+}
+
+/*
+ * The notifications of one or more commits: the tables each touched, and
+ * who committed (NFT_MSG_NEWGEN ends a commit, with its pid). A commit of
+ * another process that touched a table of ours makes the file's tables
+ * be applied again (MONITOR_MS later, once the burst is over).
+ */
+static void monitor_read(struct daemon *d)
+{
+	char buf[65536] __attribute__((aligned(NLMSG_ALIGNTO)));
+	bool *touched = calloc(d->n + 1, sizeof(*touched));
+	const struct nlmsghdr *nlh;
+	const struct nlattr *a;
+	bool any = false;
+	char name[256];
+	ssize_t len;
+	size_t i;
+	int type;
+
+	if (!touched) {
+		say("out of memory");
+		return;
+	}
+	while ((len = recv(d->mon, buf, sizeof(buf), 0)) > 0 ||
+	       (len < 0 && errno == ENOBUFS)) {
+		if (len < 0) {	/* notifications lost: look at them all */
+			for (i = 0; i < d->n; i++)
+				if (d->v[i].applied) {
+					d->v[i].applied = false;
+					d->v[i].tampered = true;
+					any = true;
+				}
+			continue;
+		}
+		for (nlh = (const struct nlmsghdr *)buf; NLMSG_OK(nlh, len);
+		     nlh = NLMSG_NEXT(nlh, len)) {
+			if (NFNL_SUBSYS_ID(nlh->nlmsg_type) != NFNL_SUBSYS_NFTABLES)
+				continue;
+			type = NFNL_MSG_TYPE(nlh->nlmsg_type);
+			if (type == NFT_MSG_NEWGEN) {
+				/* the end of a commit: whose? */
+				a = nft_attr(nlh, NFTA_GEN_PROC_PID);
+				if (!a || a->nla_len < NLA_HDRLEN + 4 ||
+				    ntohl(*(const uint32_t *)NLA_DATA(a)) !=
+				    (uint32_t)getpid())
+					for (i = 0; i < d->n; i++)
+						if (touched[i] && d->v[i].applied) {
+							d->v[i].applied = false;
+							d->v[i].tampered = true;
+							any = true;
+						}
+				memset(touched, 0, d->n * sizeof(*touched));
+				continue;
+			}
+			/* every object's table is its attribute 1 */
+			a = nft_attr(nlh, 1);
+			if (!a || a->nla_len <= NLA_HDRLEN)
+				continue;
+			snprintf(name, sizeof(name), "%.*s",
+				 (int)(a->nla_len - NLA_HDRLEN),
+				 NLA_DATA(a));
+			for (i = 0; i < d->n; i++)
+				if (table_of(&d->v[i], name))
+					touched[i] = true;
+		}
+	}
+	free(touched);
+	if (any && !d->mon_due)
+		d->mon_due = now_ms() + MONITOR_MS;
+}
+
+/* Apply again what another process changed. */
+static void monitor_act(struct daemon *d)
+{
+	double t = now_ms();
+	size_t i;
+
+	d->mon_due = 0;
+	for (i = 0; i < d->n; i++) {
+		if (d->v[i].tampered)
+			say("%s: its tables were changed by another program: applying them again",
+			    d->v[i].file);
+		d->v[i].tampered = false;
+	}
+	sync_all(d, t);
+	notify_status(d, "");
+}
+
+/* ---- start ---- */
+
+/*
+ * One daemon at a time: a flock on /run/cgfw/daemon (root's directory,
+ * 0700), which holds the pid of the daemon that has it.
+ */
+static int take_daemon_lock(void)
+{
+	char pid[32] = "";
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	if ((mkdir(RUN_DIR, 0700) && errno != EEXIST) || lstat(RUN_DIR, &st)) {
+		say("cannot make %s: %s", RUN_DIR, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 022)) {
+		say("%s is not root's alone (uid %u, mode %04o): remove it and start again",
+		    RUN_DIR, (unsigned int)st.st_uid,
+		    (unsigned int)(st.st_mode & 07777));
+		return -1;
+	}
+	fd = open(DAEMON_LOCK, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		say("cannot open %s: %s", DAEMON_LOCK, strerror(errno));
+		return -1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		n = pread(fd, pid, sizeof(pid) - 1, 0);
+		pid[n > 0 ? n : 0] = '\0';
+		pid[strcspn(pid, "\n")] = '\0';
+		say("another cgfw daemon (pid %s) is running: one at a time; stop it first",
+		    *pid ? pid : "?");
+		close(fd);
+		return -1;
+	}
+	snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	if (ftruncate(fd, 0) || pwrite(fd, pid, strlen(pid), 0) < 0)
+		say("cannot write %s: %s", DAEMON_LOCK, strerror(errno));
+	return fd;
+}
+
+/* In strict mode, nobody but root may change what is in the directory. */
+static int check_dir(const struct daemon *d)
+{
+	struct stat st;
+
+	if (stat(d->dir, &st)) {
+		say("cannot read the rules directory %s: %s (make it, or give another with -d)",
+		    d->dir, strerror(errno));
+		return -1;
+	}
+	if (d->o->strict && (st.st_uid != geteuid() || (st.st_mode & 022))) {
+		say("the rules directory %s is owned by uid %u, mode %04o: another user could remove or replace its files; make it root's and writable by root alone (chown root, chmod go-w), or run with --no-strict-modes",
+		    d->dir, (unsigned int)st.st_uid,
+		    (unsigned int)(st.st_mode & 07777));
+		return -1;
+	}
+	return 0;
+}
+
+int cgfw_cli_daemon(struct cgfw_ctx *ctx, const struct cgfw_daemon_opts *o)
+{
+	struct daemon d = { .ctx = ctx, .o = o, .dir = o->dir,
+			    .ino = -1, .sig = -1, .mon = -1 };
 	struct signalfd_siginfo si;
-	struct pollfd pfd[2];
+	struct pollfd pfd[3];
+	int lock, timeout, left;
 	sigset_t mask;
 	bool run = true;
 	size_t i;
@@ -419,27 +861,41 @@ int cgfw_cli_daemon(struct cgfw_ctx *ctx, const char *dir,
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGHUP);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
+	if (check_dir(&d) || !realpath(d.dir, d.realdir))
+		return 1;
+	lock = take_daemon_lock();
+	if (lock < 0)
+		return 1;
 	d.sig = signalfd(-1, &mask, SFD_CLOEXEC);
 	d.ino = inotify_init1(IN_CLOEXEC);
-	if (d.sig < 0 || d.ino < 0) {
+	d.mon = monitor_open();
+	if (d.sig < 0 || d.ino < 0 || d.mon < 0) {
 		say("cannot watch: %s", strerror(errno));
 		return 1;
 	}
-	d.dir_wd = inotify_add_watch(d.ino, dir, DIR_EVENTS | IN_ONLYDIR);
+	d.dir_wd = inotify_add_watch(d.ino, d.dir, DIR_EVENTS | IN_ONLYDIR);
 	if (d.dir_wd < 0) {
 		say("cannot watch the rules directory %s: %s (make it, or give another with -d)",
-		    dir, strerror(errno));
+		    d.dir, strerror(errno));
 		return 1;
 	}
-	if (scan(&d))
+	if (reconcile(&d, now_ms()))
 		return 1;
-	say("watching %s and the cgroups of %zu rules files", dir, d.n);
+	say("watching %s, the cgroups of %zu rules files and nf_tables",
+	    d.dir, d.n);
 	notify_status(&d, "READY=1\n");
 
 	pfd[0] = (struct pollfd){ .fd = d.ino, .events = POLLIN };
 	pfd[1] = (struct pollfd){ .fd = d.sig, .events = POLLIN };
+	pfd[2] = (struct pollfd){ .fd = d.mon, .events = POLLIN };
 	while (run) {
-		if (poll(pfd, 2, -1) < 0) {
+		timeout = settle_left(&d, now_ms());
+		if (d.mon_due) {
+			left = (int)(d.mon_due - now_ms());
+			left = left > 0 ? left : 0;
+			timeout = timeout < 0 || left < timeout ? left : timeout;
+		}
+		if (poll(pfd, 3, timeout < 0 ? -1 : timeout + 1) < 0) {
 			if (errno == EINTR)
 				continue;
 			say("poll: %s", strerror(errno));
@@ -447,13 +903,23 @@ int cgfw_cli_daemon(struct cgfw_ctx *ctx, const char *dir,
 		}
 		if (pfd[0].revents & POLLIN)
 			events(&d);
+		if (pfd[2].revents & POLLIN)
+			monitor_read(&d);
+		if (d.mon_due && now_ms() >= d.mon_due)
+			monitor_act(&d);
+		if (!settle_left(&d, now_ms())) {
+			reconcile(&d, now_ms());
+			notify_status(&d, "");
+		}
 		if (!(pfd[1].revents & POLLIN) ||
 		    read(d.sig, &si, sizeof(si)) != sizeof(si))
 			continue;
 		if (si.ssi_signo == SIGHUP) {
 			notify("RELOADING=1");
-			say("reading %s again", dir);
-			scan(&d);
+			say("reading %s again", d.dir);
+			for (i = 0; i < d.n; i++)
+				d.v[i].seen = 0;
+			reconcile(&d, now_ms());
 			notify_status(&d, "READY=1\n");
 		} else {
 			run = false;
@@ -461,7 +927,7 @@ int cgfw_cli_daemon(struct cgfw_ctx *ctx, const char *dir,
 	}
 	notify("STOPPING=1");
 	/* nobody would tell the guards about new cgroups: they go */
-	if (d.guard && cgfw_guards__sync(ctx, NULL, NULL, 0))
+	if (o->guard && cgfw_guards__sync(ctx, NULL, NULL, 0))
 		say_error(&d);
 	say("stopping; the tables stay as they are");
 	for (i = 0; i < d.n; i++) {
@@ -471,5 +937,7 @@ int cgfw_cli_daemon(struct cgfw_ctx *ctx, const char *dir,
 	free(d.v);
 	close(d.ino);
 	close(d.sig);
+	close(d.mon);
+	close(lock);
 	return 0;
 }

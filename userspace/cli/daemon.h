@@ -7,8 +7,16 @@
 
 #include <cgfw/cgfw.h>
 
+struct cgfw_daemon_opts {
+	const char *dir;		/* the rules directory */
+	enum cgfw_backend backend;
+	bool guard;			/* guard chains with policy drop */
+	bool strict;			/* rules files: root's, not writable
+					 * by group or others (sshd's
+					 * StrictModes) */
+};
+
 /* Runs until SIGTERM or SIGINT: 0, or 1 if it could not start. */
-int cgfw_cli_daemon(struct cgfw_ctx *ctx, const char *dir,
-		    enum cgfw_backend backend, bool guard);
+int cgfw_cli_daemon(struct cgfw_ctx *ctx, const struct cgfw_daemon_opts *o);
 
 #endif /* CGFW_CLI_DAEMON_H */

@@ -61,6 +61,7 @@ struct opts {
 	const char *pin;
 	const char *dir;
 	bool no_guard;
+	bool no_strict;
 };
 
 static const struct cmd *current;
@@ -75,6 +76,7 @@ static int parse_opts(struct cli *cli, int argc, char **argv,
 		{ "pin", required_argument, NULL, 'P' },
 		{ "dir", required_argument, NULL, 'd' },
 		{ "no-guard", no_argument, NULL, 'G' },
+		{ "no-strict-modes", no_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -83,6 +85,9 @@ static int parse_opts(struct cli *cli, int argc, char **argv,
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
+		/* a long option is this command's only if its letter is */
+		if (c != '?' && !strchr(optstring, c))
+			c = '?';
 		switch (c) {
 		case 'b':
 			if (cgfw_backend__from_str(optarg, &o->backend))
@@ -105,6 +110,9 @@ static int parse_opts(struct cli *cli, int argc, char **argv,
 			break;
 		case 'G':
 			o->no_guard = true;
+			break;
+		case 'S':
+			o->no_strict = true;
 			break;
 		default:
 			return usage_error(cli, current, "unknown option '%s'",
@@ -163,7 +171,7 @@ static int do_compile(struct cli *cli, int argc, char **argv)
 	struct opts o;
 	int i, ret;
 
-	ret = parse_opts(cli, argc, argv, "+b:o:", &o, &i);
+	ret = parse_opts(cli, argc, argv, "+b:o:P:", &o, &i);
 	if (ret)
 		return ret;
 	if (o.backend == CGFW_BACKEND_BOTH || o.backend == CGFW_BACKEND_AUTO) {
@@ -315,14 +323,21 @@ static int do_daemon(struct cli *cli, int argc, char **argv)
 	struct opts o;
 	int i, ret;
 
-	ret = parse_opts(cli, argc, argv, "+b:d:G", &o, &i);
+	struct cgfw_daemon_opts d;
+
+	ret = parse_opts(cli, argc, argv, "+b:d:GS", &o, &i);
 	if (ret)
 		return ret;
 	if (i != argc)
 		return usage_error(cli, current, "unexpected argument '%s'",
 				   argv[i]);
-	return cgfw_cli_daemon(cli->ctx, o.dir ? o.dir : "/etc/cgfw",
-			       o.backend, !o.no_guard);
+	d = (struct cgfw_daemon_opts){
+		.dir = o.dir ? o.dir : "/etc/cgfw",
+		.backend = o.backend,
+		.guard = !o.no_guard,
+		.strict = !o.no_strict,
+	};
+	return cgfw_cli_daemon(cli->ctx, &d);
 }
 
 static int do_help(struct cli *cli, int argc, char **argv);
@@ -340,7 +355,7 @@ static const struct cmd cmds[] = {
 	{ "delete", do_delete, "TABLE", "remove one table cgfw installed" },
 	{ "flush", do_flush, "", "remove every table cgfw installed, and nothing else" },
 	{ "status", do_status, "[-j]", "what this machine supports" },
-	{ "daemon", do_daemon, "[-b " BACKEND_SPEC "] [-d DIR] [--no-guard]",
+	{ "daemon", do_daemon, "[-b " BACKEND_SPEC "] [-d DIR] [--no-guard] [--no-strict-modes]",
 	  "apply every DIR/*.nft (default /etc/cgfw) and keep each table bound to its cgroup paths as they are removed and made again; chains with policy drop are guarded until then; runs in the foreground" },
 	{ "help", do_help, "", "this text" },
 	{ NULL, NULL, NULL, NULL },
