@@ -1,0 +1,305 @@
+#!/bin/bash
+# Operations: what ordinary administration does to a host firewall, and
+# that the policy stays (or cgfw says loudly that it could not keep it).
+# Real packets where enforcement is the question: a datagram from a
+# process of the cgroup to a UDP port, dropped (the send fails with EPERM)
+# or not.
+#
+#   - the daemon and its rules directory: an editor's save with a typo,
+#     a rename over a file with a sender looping all the while, two files
+#     with one table, a Kubernetes ConfigMap's ..data swap, a FIFO, files
+#     another user could write, a second daemon, SIGTERM while it waits
+#     for the lock; nft flush ruleset (nftables.service) under the daemon
+#   - other users: the lock and the bpffs directory
+#   - names: a Docker-length cgroup path, long table names
+#   - the root cgroup, a mount namespace of its own, few file descriptors
+#
+#   CGFW_OPS_BACKENDS: the backends (default: every one this kernel has)
+set -u
+. "$(dirname "$0")/../lib/lib.sh"
+ns_setup ops
+
+rules=$work/rules
+mkdir "$rules"
+backends=$(test_backends "${CGFW_OPS_BACKENDS:-}")
+dpid=
+cleanup() {
+	[ -n "$dpid" ] && kill "$dpid" 2>/dev/null && wait "$dpid" 2>/dev/null
+	"$CGFW" flush >/dev/null 2>&1
+	find "$root/$cg" -mindepth 1 -depth -type d -exec rmdir {} + 2>/dev/null
+	rm -rf "$work"
+	rmdir "$root/$cg" 2>/dev/null
+}
+trap cleanup EXIT
+
+table() {	# table NAME CGROUP PORT...: drop UDP to each PORT from CGROUP
+	local name=$1 cgroup=$2 p
+	shift 2
+	printf 'table cgroup %s {\n\tchain out {\n\t\ttype filter hook egress cgroup "%s" priority 0; policy accept;\n' "$name" "$cgroup"
+	for p; do printf '\t\tudp dport %s drop\n' "$p"; done
+	printf '\t}\n}\n'
+}
+dropped_in() {	# dropped_in CGROUP PORT
+	! bash -c 'echo $$ > "$0/cgroup.procs" && echo x > /dev/udp/127.0.0.1/$1' \
+		"$root/$1" "$2" 2>/dev/null
+}
+wait_for() {	# wait_for SECONDS COMMAND...
+	local end=$((SECONDS + $1)); shift
+	until "$@"; do
+		[ $SECONDS -ge $end ] && return 1
+		sleep 0.02
+	done
+}
+has_table() { "$CGFW" list "$1" >/dev/null 2>&1; }
+not() { ! "$@"; }
+# sender CGROUP PORT SECONDS: datagrams sent from the cgroup as fast as
+# it can for that long; prints "SENT REFUSED" (refused: EPERM, dropped)
+sender() {
+	python3 - "$root/$1" "$2" "$3" <<'PY'
+import os, socket, sys, time
+open(sys.argv[1] + "/cgroup.procs", "w").write(str(os.getpid()))
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+sent = refused = 0
+end = time.time() + float(sys.argv[3])
+while time.time() < end:
+    try:
+        s.sendto(b"x", ("127.0.0.1", int(sys.argv[2])))
+        sent += 1
+    except PermissionError:
+        refused += 1
+    time.sleep(0.0002)
+print(sent, refused)
+PY
+}
+start_daemon() {	# start_daemon BACKEND [OPTION...]
+	local b=$1; shift
+	"$CGFW" daemon -b "$b" -d "$rules" "$@" 2> "$work/log" &
+	dpid=$!
+}
+stop_daemon() {
+	kill -TERM "$dpid" 2>/dev/null
+	wait "$dpid" 2>/dev/null
+	dpid=
+}
+said() { grep -q -- "$1" "$work/log" || { tail -5 "$work/log"; false; }; }
+
+for b in $backends; do
+	"$CGFW" flush
+	rm -rf "${rules:?}"/* "$rules"/..?* 2>/dev/null
+	table ed "$cg" 9200 9201 > "$rules/ed.nft"
+	start_daemon "$b"
+	check "$b: the daemon applies ed.nft" wait_for 30 dropped_in "$cg" 9200
+
+	# an editor's save: the old file renamed aside, the new text (a
+	# typo) written under the name
+	mv "$rules/ed.nft" "$rules/ed.nft~"
+	printf 'table cgroup ed {\n\tchain out {\n\t\ttype filter hook egress cgroup "%s" priority 0;\n\t\tudp dport 9200 dorp\n\t}\n}\n' "$cg" > "$rules/ed.nft"
+	check "$b: a save with a typo is reported with its line" \
+		wait_for 30 said 'ed.nft:4:'
+	sleep 2.5	# past the daemon's settle time
+	check "$b: and the policy before stays in force" dropped_in "$cg" 9200
+	check "$b: the daemon says it kept it" said 'ed.nft: keeping what was applied'
+	rm -f "$rules/ed.nft~"
+
+	# a rename over the file, with a sender looping on a port that both
+	# versions drop: nothing gets through
+	table ed "$cg" 9200 9201 > "$rules/ed.nft"
+	sender "$cg" 9201 3 > "$work/sent" &
+	spid=$!
+	for i in 1 2 3 4 5; do
+		table ed "$cg" 9201 920$((i + 1)) > "$work/new.nft"
+		mv "$work/new.nft" "$rules/ed.nft"
+		sleep 0.4
+	done
+	wait $spid
+	read -r sent refused < "$work/sent"
+	case $b in
+	nft-*)	# the nft re-apply's own window (docs/design.rst): a count
+		ok "$b: 5 renames over the file while a sender loops: $sent of $((sent + refused)) datagrams to a port every version drops got through (the nft re-apply's window, not the daemon's)" ;;
+	*)	check "$b: 5 renames over the file while a sender loops: none of $refused datagrams to a port every version drops got through" \
+			test "$sent" -eq 0 -a "$refused" -gt 0 ;;
+	esac
+	check "$b: the last version is in force" dropped_in "$cg" 9206
+
+	# two files declare one table: the second is refused, loudly, and
+	# removing it leaves the first's table alone
+	table ed "$cg" 9300 > "$rules/dup.nft"
+	check "$b: a second file with the same table is refused" \
+		wait_for 30 said "dup.nft: table 'ed' is ed.nft's already"
+	check "$b: and changes nothing" not dropped_in "$cg" 9300
+	rm "$rules/dup.nft"
+	sleep 2.5
+	check "$b: removing it leaves the first file's table in force" \
+		dropped_in "$cg" 9201
+
+	# a file removed for good: its table goes after the settle time
+	table gone "$cg" 9310 > "$rules/gone.nft"
+	check "$b: gone.nft applied" wait_for 30 dropped_in "$cg" 9310
+	rm "$rules/gone.nft"
+	check "$b: a removed file's table stays for the settle time" dropped_in "$cg" 9310
+	check "$b: and goes after it" wait_for 30 not has_table gone
+
+	# nftables.service: nft flush ruleset
+	if [ "$b" != bpf ]; then
+		nft flush ruleset
+		check "$b: after nft flush ruleset the daemon applies the tables again" \
+			wait_for 5 dropped_in "$cg" 9201
+		check "$b: and says why" \
+			wait_for 5 said 'changed by another program'
+	fi
+	stop_daemon
+done
+
+# A Kubernetes ConfigMap volume: the files are links into ..data, a link
+# to the version's directory; the kubelet swaps ..data in one rename.
+b=${backends%% *}
+"$CGFW" flush
+rm -rf "${rules:?}"/* "$rules"/..?* 2>/dev/null
+mkdir "$rules/..v1" "$rules/..v2"
+table cm "$cg" 9400 > "$rules/..v1/cm.nft"
+table cm "$cg" 9401 > "$rules/..v2/cm.nft"
+ln -s ..v1 "$rules/..data"
+ln -s ..data/cm.nft "$rules/cm.nft"
+start_daemon "$b"
+check "configmap: the linked file is applied" wait_for 30 dropped_in "$cg" 9400
+ln -s ..v2 "$rules/..data_tmp" && mv -T "$rules/..data_tmp" "$rules/..data"
+check "configmap: the ..data swap applies the new version" \
+	wait_for 10 dropped_in "$cg" 9401
+check "configmap: and the old one is gone" not dropped_in "$cg" 9400
+
+# links out of the directory, FIFOs, files others can write: not read
+table out "$cg" 9410 > "$work/out.nft"
+ln -s "$work/out.nft" "$rules/out.nft"
+mkfifo "$rules/fifo.nft"
+# (made aside and moved in: a file that was applied while it was safe
+# keeps its policy when its mode changes, as a file that stops compiling)
+table ww "$cg" 9411 > "$work/ww.nft"
+chmod 666 "$work/ww.nft"
+mv "$work/ww.nft" "$rules/"
+table other "$cg" 9412 > "$work/other.nft"
+chown 65534 "$work/other.nft"
+mv "$work/other.nft" "$rules/"
+table late "$cg" 9413 > "$rules/late.nft"
+check "a file after a FIFO is still applied (the daemon does not hang)" \
+	wait_for 30 dropped_in "$cg" 9413
+check "a link out of the directory is not followed" \
+	said 'out.nft: a link to .* not followed'
+check "a FIFO is not read" said 'fifo.nft: not a regular file'
+check "a world-writable file is refused" said 'ww.nft: owned by uid 0, mode 0666'
+check "another user's file is refused" said 'other.nft: owned by uid 65534'
+none_dropped() {
+	local p r=0
+	for p in 9410 9411 9412; do
+		dropped_in "$cg" $p && { echo "port $p is dropped"; r=1; }
+	done
+	return $r
+}
+check "and none of them applies anything" none_dropped
+check "a second daemon is refused while the first runs" \
+	not "$CGFW" daemon -d "$rules"
+check "and says which one runs" \
+	bash -c "'$CGFW' daemon -d '$rules' 2>&1 | grep -q 'another cgfw daemon (pid $dpid) is running'"
+kill -0 "$dpid" 2>/dev/null
+check "the first daemon still runs" test $? -eq 0
+stop_daemon
+rm -f "$rules"/*.nft
+
+# SIGTERM while the daemon waits for cgfw's lock (another command has it)
+netns=$(stat -L -c %i /proc/self/ns/net)
+flock -o "/run/cgfw/netns-$netns" sleep 20 &
+hpid=$!
+sleep 0.3
+table w "$cg" 9420 > "$rules/w.nft"
+start_daemon "$b"
+sleep 1
+kill -TERM "$dpid"
+check "SIGTERM ends a daemon that waits for the lock" \
+	wait_for 5 not kill -0 "$dpid"
+wait "$dpid" 2>/dev/null
+dpid=
+kill $hpid 2>/dev/null
+wait $hpid 2>/dev/null
+rm -f "$rules"/*.nft
+
+# Other users: the lock is root's, and so is cgfw's directory in bpffs
+nobody() {
+	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$@"
+}
+python3 - <<'PY' &
+import socket, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+try:
+    s.bind("\0cgfw/lock"); s.listen(1)
+except OSError:
+    pass
+time.sleep(10)
+PY
+lpid=$!
+check "another user cannot take cgfw's lock" \
+	not nobody flock -n "/run/cgfw/netns-$netns" true
+check "nor make a cgfw command wait (the old abstract socket bound by others)" \
+	timeout 10 "$CGFW" list
+kill $lpid 2>/dev/null
+"$CGFW" flush
+rm -rf /sys/fs/bpf/cgfw
+chmod 1777 /sys/fs/bpf
+nobody mkdir /sys/fs/bpf/cgfw
+table bp "$cg" 9430 > "$work/bp.nft"
+res=$("$CGFW" apply -b bpf "$work/bp.nft" 2>&1)
+check "a bpffs directory another user made is refused" test $? -ne 0
+check "with what to do" grep -q '/sys/fs/bpf/cgfw is a directory owned by uid 65534.*rm -r' <<< "$res"
+check "and nothing is applied" not dropped_in "$cg" 9430
+rmdir /sys/fs/bpf/cgfw
+check "once it is removed, the apply works" "$CGFW" apply -b bpf "$work/bp.nft"
+check "and makes the directory root's, 0700" \
+	test "$(stat -c %u:%a /sys/fs/bpf/cgfw)" = 0:700
+"$CGFW" flush
+
+# Names: a Docker-length cgroup path, long table names
+docker="system.slice/docker-$(printf '%064x' 0 | tr 0 a).scope"
+mkdir -p "$root/$cg/$docker"
+for b in $backends; do
+	table dk "$cg/$docker" 9440 > "$work/dk.nft"
+	check "$b: a Docker-length cgroup path ($((${#root} + ${#cg} + ${#docker} + 2)) characters) applies" \
+		"$CGFW" apply -b "$b" "$work/dk.nft"
+	check "$b: and is in force" dropped_in "$cg/$docker" 9440
+	"$CGFW" flush
+done
+long=$(printf 't%.0s' $(seq 200))
+table "$long" "$cg" 9450 > "$work/long.nft"
+for b in $backends; do
+	check "$b: a 200-character table name applies" \
+		"$CGFW" apply -b "$b" "$work/long.nft"
+	check "$b: and is in force" dropped_in "$cg" 9450
+	"$CGFW" flush
+done
+longer=$(printf 't%.0s' $(seq 252))
+table "$longer" "$cg" 9451 > "$work/longer.nft"
+for b in $backends; do
+	out=$("$CGFW" apply -b "$b" "$work/longer.nft" 2>&1)
+	check "$b: a 252-character table name is refused at its place, not crashed on" \
+		grep -q 'longer.nft:1:.*too long' <<< "$out"
+	check "$b: and cgfw flush still works after it" "$CGFW" flush
+done
+
+# The root cgroup, however it is written: ".", "/" (as /proc/PID/cgroup
+# writes it) and the mount's own path bind the same cgroup
+for p in . / "$root"; do
+	table r "$p" 9460 > "$work/r.nft"
+	check "cgroup path '$p' is the root cgroup, accepted" \
+		"$CGFW" check "$work/r.nft"
+done
+
+# A mount namespace with no bpffs: cgfw would mount one that dies with
+# the namespace, and its tables with it: refused
+table ns "$cg" 9470 > "$work/ns.nft"
+out=$(unshare -m bash -c "mount -t tmpfs none /sys/fs/bpf && '$CGFW' apply -b bpf '$work/ns.nft'" 2>&1)
+check "apply -b bpf in a mount namespace without bpffs is refused" \
+	grep -q 'would vanish with the namespace' <<< "$out"
+
+# Few file descriptors (RLIMIT_NOFILE 64): compiling still works
+table fd "$cg" 9480 > "$work/fd.nft"
+check "cgfw check with RLIMIT_NOFILE 64" \
+	bash -c "ulimit -n 64 && '$CGFW' check '$work/fd.nft'"
+
+exit $fail
