@@ -282,6 +282,28 @@ for b in $backends; do
 	check "$b: and cgfw flush still works after it" "$CGFW" flush
 done
 
+# cgfw update that does not fit: all or nothing, on every backend (a bpf
+# map holds 256 elements here; 300 do not fit)
+for b in $backends; do
+	printf 'table cgroup u {\n\tset s { type ipv4_addr; }\n\tchain out {\n\t\ttype filter hook egress cgroup "%s" priority 0;\n\t\tip daddr @s drop\n\t}\n}\n' "$cg" > "$work/u.nft"
+	"$CGFW" apply -b "$b" "$work/u.nft"
+	{ printf 'add element cgroup u s { '
+	  for i in $(seq 300); do printf '10.1.%d.%d, ' $((i / 250)) $((i % 250 + 1)); done
+	  echo '}'; } > "$work/add.nft"
+	res=$("$CGFW" update "$work/add.nft" 2>&1)
+	rc=$?
+	case $b in
+	nft-*)	check "$b: 300 elements into a set: added" test $rc -eq 0 ;;
+	*)	check "$b: 300 elements into a set that holds 256: refused (exit 1)" \
+			test $rc -eq 1
+		check "$b: and says nothing was changed" \
+			grep -q 'nothing was changed' <<< "$res"
+		check "$b: and no element went in, on any of its backends" \
+			bash -c "! '$CGFW' list u | grep -q '10\\.1\\.'" ;;
+	esac
+	"$CGFW" flush
+done
+
 # The root cgroup, however it is written: ".", "/" (as /proc/PID/cgroup
 # writes it) and the mount's own path bind the same cgroup
 for p in . / "$root"; do

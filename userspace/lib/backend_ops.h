@@ -78,8 +78,15 @@ struct backend_ops {
 	 */
 	int (*set_object)(struct cgfw_ctx *ctx, const char *table,
 			  const char *set, struct nftnl_set **out);
-	/* Element changes to the tables it holds; -ENOENT: none of them. */
-	int (*update)(struct cgfw_ctx *ctx, const struct upd_cmds *u);
+	/*
+	 * Element changes to the tables it holds; -ENOENT: none of them.
+	 * A backend whose changes are not one transaction keeps what it
+	 * changed in u->journal and has update_end(): @undo puts every
+	 * change back (a failure of its own, or of a later backend), else
+	 * the journal is dropped. Those backends update first.
+	 */
+	int (*update)(struct cgfw_ctx *ctx, struct upd_cmds *u);
+	void (*update_end)(struct upd_cmds *u, bool undo);
 	/* The tables it holds: a malloc()ed array. */
 	int (*tables)(struct cgfw_ctx *ctx, struct backend_table **v,
 		      size_t *n);

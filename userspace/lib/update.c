@@ -222,19 +222,30 @@ static void release(struct upd_cmds *u)
 }
 
 /* Under the lock: the sets, the elements, every backend that holds them. */
+/*
+ * Every backend's part, all or nothing: the backends whose changes are
+ * not one transaction (update_end) first, each keeping what it changed;
+ * if any part fails, those are put back.
+ */
 static int update(struct cgfw_ctx *ctx, struct upd_cmds *u)
 {
-	const struct backend_ops *const *be;
+	const struct backend_ops *const *be, *order[8];
 	bool found = false;
-	size_t i, n;
+	size_t i, n, k = 0;
 	int ret;
 
 	ret = collect_sets(ctx, u);
 	ret = ret ? : compile_pass(ctx, u, false);
 	ret = ret ? : compile_pass(ctx, u, true);
 	be = cgfw_backends(&n);
-	for (i = 0; !ret && i < n; i++) {
-		ret = be[i]->update(ctx, u);
+	for (i = 0; i < n && k < 8; i++)
+		if (be[i]->update_end)
+			order[k++] = be[i];
+	for (i = 0; i < n && k < 8; i++)
+		if (!be[i]->update_end)
+			order[k++] = be[i];
+	for (i = 0; !ret && i < k; i++) {
+		ret = order[i]->update(ctx, u);
 		found |= !ret;
 		if (ret == -ENOENT)
 			ret = 0;
@@ -243,6 +254,13 @@ static int update(struct cgfw_ctx *ctx, struct upd_cmds *u)
 		cgfw_err(ctx, "the tables named were removed while updating them");
 		ret = -ENOENT;
 	}
+	for (i = 0; i < k; i++)
+		if (order[i]->update_end)
+			order[i]->update_end(u, ret != 0);
+	if (ret && !ctx->err.len)
+		cgfw_err(ctx, "the update failed: %s", strerror(-ret));
+	if (ret)
+		cgfw_sb_addf(&ctx->err, "nothing was changed\n");
 	return ret;
 }
 

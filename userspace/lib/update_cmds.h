@@ -20,10 +20,14 @@ struct upd_set {
 	struct nftnl_set *add, *del;	/* elements compiled by nft */
 };
 
+struct upd_journal;
+
 struct upd_cmds {
 	struct cgfw_source src;
 	struct rw_result rw;
 	struct list_head sets;	/* struct upd_set */
+	/* what a backend without transactions changed, to undo it (bpf) */
+	struct upd_journal *journal;
 };
 
 #endif /* CGFW_UPDATE_CMDS_H */

@@ -255,6 +255,7 @@ const struct backend_ops cgfw_backend_bpf = {
 	.list = cgfw_bpf_list,
 	.set_object = cgfw_bpf_set_object,
 	.update = cgfw_bpf_update,
+	.update_end = cgfw_bpf_update_end,
 	.tables = cgfw_bpf_tables,
 	.pending = cgfw_bpf_pending,
 	.finish = bpf_finish,

@@ -234,7 +234,8 @@ int cgfw_bpf_table_map(const char *table, uint32_t id);
 
 /* ---- updates (update.c) ---- */
 
-int cgfw_bpf_update(struct cgfw_ctx *ctx, const struct upd_cmds *u);
+int cgfw_bpf_update(struct cgfw_ctx *ctx, struct upd_cmds *u);
+void cgfw_bpf_update_end(struct upd_cmds *u, bool undo);
 
 /* The map index a BPF_PSEUDO_MAP_FD load refers to before loading. */
 #define MAP_IDX_BIAS 0x40000000

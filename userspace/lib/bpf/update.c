@@ -3,9 +3,15 @@
  * "cgfw update" for the bpf backend: the elements nft compiled (update.c)
  * go into and out of the maps of the named sets that the table's programs
  * use now, found through the description they carry. The programs stay
- * as they are.
+ * as they are. A map has no transactions: every element changed is kept
+ * in a journal (its key and the value it had, if any), and
+ * cgfw_bpf_update_end() puts them all back when the update fails, here
+ * or in a backend after this one (an nft set that refuses): all or
+ * nothing.
  */
+#include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -14,8 +20,80 @@
 #include "bpf/desc.h"
 #include "bpf/table.h"
 
+/* One element changed: the map, its key, and the value it had. */
+struct upd_change {
+	int fd;				/* a dup of the map's fd */
+	bool had;			/* it was there before, with val */
+	uint8_t *key, *val;
+};
+
+struct upd_journal {
+	struct upd_change *v;
+	size_t n, size;
+};
+
+/* Keep the element @key of map @fd as it is now, before it changes. */
+static int journal_add(struct upd_cmds *u, int fd, const void *key,
+		       uint32_t key_size, uint32_t value_size)
+{
+	struct upd_journal *j = u->journal;
+	struct upd_change *c;
+
+	if (!j) {
+		j = u->journal = calloc(1, sizeof(*j));
+		if (!j)
+			return -ENOMEM;
+	}
+	if (j->n == j->size) {
+		size_t size = j->size ? 2 * j->size : 64;
+
+		c = realloc(j->v, size * sizeof(*c));
+		if (!c)
+			return -ENOMEM;
+		j->v = c;
+		j->size = size;
+	}
+	c = &j->v[j->n];
+	c->key = malloc(key_size);
+	c->val = malloc(value_size ? value_size : 1);
+	c->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (!c->key || !c->val || c->fd < 0) {
+		free(c->key);
+		free(c->val);
+		if (c->fd >= 0)
+			close(c->fd);
+		return -ENOMEM;
+	}
+	memcpy(c->key, key, key_size);
+	c->had = !bpf_map_lookup_elem(fd, key, c->val);
+	j->n++;
+	return 0;
+}
+
+void cgfw_bpf_update_end(struct upd_cmds *u, bool undo)
+{
+	struct upd_journal *j = u->journal;
+	struct upd_change *c;
+
+	if (!j)
+		return;
+	while (j->n) {
+		c = &j->v[--j->n];
+		if (undo && c->had)
+			bpf_map_update_elem(c->fd, c->key, c->val, BPF_ANY);
+		else if (undo)
+			bpf_map_delete_elem(c->fd, c->key);
+		close(c->fd);
+		free(c->key);
+		free(c->val);
+	}
+	free(j->v);
+	free(j);
+	u->journal = NULL;
+}
+
 /* Elements of @s (add or delete) into or out of the map @fd. */
-static int update_map(struct cgfw_ctx *ctx, const struct upd_cmds *u,
+static int update_map(struct cgfw_ctx *ctx, struct upd_cmds *u,
 		      const struct upd_set *s, int fd, struct nftnl_set *elems,
 		      bool del)
 {
@@ -37,6 +115,11 @@ static int update_map(struct cgfw_ctx *ctx, const struct upd_cmds *u,
 	for (i = 0; !ret && i < m.n_elems; i++) {
 		void *k = (uint8_t *)m.keys + i * m.key_size;
 
+		ret = journal_add(u, fd, k, m.key_size, info.value_size);
+		if (ret) {
+			cgfw_err(ctx, "out of memory keeping the elements an update changes");
+			break;
+		}
 		if (del) {
 			ret = bpf_map_delete_elem(fd, k);
 			if (ret == -ENOENT)
@@ -83,9 +166,9 @@ static int set_map(const char *table, const char *set, int *fd)
 
 /*
  * Deletions, then additions, map by map: each element goes in or out on
- * its own (a BPF map has no transactions).
+ * its own (a BPF map has no transactions), kept in the journal.
  */
-int cgfw_bpf_update(struct cgfw_ctx *ctx, const struct upd_cmds *u)
+int cgfw_bpf_update(struct cgfw_ctx *ctx, struct upd_cmds *u)
 {
 	const struct upd_set *s;
 	bool held = false;

@@ -237,7 +237,7 @@ static int fn##_set_object(struct cgfw_ctx *ctx, const char *table,	\
 {									\
 	return nft_set_object(ctx, &tg, table, set, out);		\
 }									\
-static int fn##_update(struct cgfw_ctx *ctx, const struct upd_cmds *u)	\
+static int fn##_update(struct cgfw_ctx *ctx, struct upd_cmds *u)		\
 {									\
 	return cgfw_nft_update(ctx, &tg, u);				\
 }									\
