@@ -304,6 +304,43 @@ for b in $backends; do
 	"$CGFW" flush
 done
 
+# An exported object (compile -b bpf -o) loaded the usual way, with
+# bpftool prog loadall and nothing else: the classifier's map is not
+# filled (its commands were not run), and the program fails closed: every
+# packet dropped, none let through; filled, nft's verdicts
+if command -v bpftool >/dev/null; then
+	{ printf 'table cgroup ex {\n\tchain out {\n\t\ttype filter hook egress cgroup "%s" priority 0;\n' "$cg"
+	  for i in $(seq 1000 3047); do printf '\t\ttcp dport %d drop\n' "$i"; done
+	  printf '\t}\n}\n'; } > "$work/ex.nft"
+	"$CGFW" compile -b bpf -o "$work/ex.o" "$work/ex.nft" > "$work/fill.sh"
+	python3 - "$work" <<'PY'
+import struct, sys
+def pkt(dport):
+    eth = b"\x02" * 6 + b"\x04" * 6 + b"\x08\x00"
+    tcp = struct.pack("!HHIIBBHHH", 40000, dport, 0, 0, 5 << 4, 2, 65535, 0, 0)
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(tcp), 0, 0, 64, 6, 0,
+                     bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2]))
+    return eth + ip + tcp
+open(sys.argv[1] + "/miss.bin", "wb").write(pkt(5000))
+open(sys.argv[1] + "/hit.bin", "wb").write(pkt(2000))
+PY
+	verdict() {	# verdict PACKET: the program's return value
+		bpftool prog run pinned /sys/fs/bpf/ex/ex_egress_* \
+			data_in "$work/$1.bin" 2>&1 | sed -n 's/^Return value: \([0-9]*\).*/\1/p'
+	}
+	bpftool prog loadall "$work/ex.o" /sys/fs/bpf/ex
+	check "export: loaded by bpftool alone, a packet of no rule is dropped, not passed (fails closed)" \
+		test "$(verdict miss)" = 0
+	check "export: and one of a drop rule is dropped" test "$(verdict hit)" = 0
+	bash "$work/fill.sh" >/dev/null 2>&1
+	check "export: with its maps filled, a packet of no rule passes" \
+		test "$(verdict miss)" = 1
+	check "export: and one of a drop rule is dropped" test "$(verdict hit)" = 0
+	rm -rf /sys/fs/bpf/ex
+else
+	ok "export: loaded by bpftool # SKIP no bpftool (make deps installs it)"
+fi
+
 # The root cgroup, however it is written: ".", "/" (as /proc/PID/cgroup
 # writes it) and the mount's own path bind the same cgroup
 for p in . / "$root"; do

@@ -198,7 +198,7 @@ static int do_compile(struct cli *cli, int argc, char **argv)
 		ret = lib_error(cli);
 	} else {
 		if (o.output)
-			printf("# %s: load it with 'bpftool prog loadall %s DIR', then fill its maps:\n",
+			printf("# %s: load it with 'bpftool prog loadall %s DIR', then fill its maps\n# (until its classifier's map is filled, its programs drop every packet):\n",
 			       o.output, o.output);
 		fputs(text, stdout);
 	}

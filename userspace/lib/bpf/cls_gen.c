@@ -676,7 +676,7 @@ static void cls_prologue(struct cg *g)
 {
 	struct cls_prog *cp;
 	struct bpf_map_spec *m;
-	int ok = cgfw_em_label(g->em);
+	int ok = cgfw_em_label(g->em), filled = cgfw_em_label(g->em);
 	uint32_t zero = 0, pad;
 	size_t i, idx;
 	int ret;
@@ -749,6 +749,16 @@ static void cls_prologue(struct cg *g)
 	E(I_MOV64_IMM(BPF_REG_0, 0));
 	E(I_EXIT());
 	cgfw_em_bind(g->em, ok);
+	/*
+	 * A blob that is not one (an exported object loaded without the
+	 * commands that fill its map: zeros) fails closed: its first word is
+	 * UINT32_MAX, else the packet is dropped before any walk
+	 */
+	E(I_LDX(BPF_W, BPF_REG_1, BPF_REG_0, CLS_NONE_OFF));
+	cgfw_em_jmp32_imm(g->em, BPF_JEQ, BPF_REG_1, -1, filled);
+	E(I_MOV64_IMM(BPF_REG_0, 0));
+	E(I_EXIT());
+	cgfw_em_bind(g->em, filled);
 	E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_0, STK_BASE));
 }
 
