@@ -253,14 +253,6 @@ static int finish_deletes(struct cgfw_ctx *ctx)
 	return ret;
 }
 
-/*
- * Finish what commands that were killed left undone: a delete's tables
- * set aside go from every backend; the staged bpf generations of an
- * apply are switched to if it had begun to commit (every backend had
- * staged) and its nft side took effect (or it had none), else every link
- * is put back as it was; then each table is removed from the backends
- * that its latest apply did not use.
- */
 /* The pending tables of @be, finished apply by apply. */
 static int finish_applies(struct cgfw_ctx *ctx, const struct backend_ops *be)
 {
@@ -281,8 +273,16 @@ static int finish_applies(struct cgfw_ctx *ctx, const struct backend_ops *be)
 	}
 	if (!p || !group)
 		ret = -ENOMEM;
-	for (k = 0; !ret && k < n; k++)
-		p[k].done = be->pending(ctx, names[k], &p[k].ai, &p[k].begun);
+	for (k = 0; !ret && k < n; k++) {
+		/* -ENOENT: nothing pending; any other error is one */
+		ret = be->pending(ctx, names[k], &p[k].ai, &p[k].begun);
+		p[k].done = ret == -ENOENT;
+		if (ret == -ENOENT)
+			ret = 0;
+		else if (ret)
+			cgfw_err(ctx, "cannot read what the interrupted apply of table '%s' left: %s",
+				 names[k], strerror(-ret));
+	}
 	for (k = 0; !ret && k < n; k++) {
 		if (p[k].done)
 			continue;
@@ -311,6 +311,14 @@ static int finish_applies(struct cgfw_ctx *ctx, const struct backend_ops *be)
 	return ret;
 }
 
+/*
+ * Finish what commands that were killed left undone: a delete's tables
+ * set aside go from every backend; the staged bpf generations of an
+ * apply are switched to if it had begun to commit (every backend had
+ * staged) and its nft side took effect (or it had none), else every link
+ * is put back as it was; then each table is removed from the backends
+ * that its latest apply did not use.
+ */
 static int recover(struct cgfw_ctx *ctx)
 {
 	struct latest lt = { 0 };

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * libcgfw: nftables rules for a cgroup v2, compiled by nft itself and
- * enforced by netfilter (and, later, by CGROUP_SKB eBPF programs).
+ * enforced by netfilter (a native cgroup table family, or an inet table
+ * that dispatches on "socket cgroupv2"), by CGROUP_SKB eBPF programs, or
+ * by both.
  *
  * Conventions (see docs/naming.rst):
  *  - every object is opaque and reached through object__verb() functions;
