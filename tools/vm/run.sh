@@ -33,8 +33,14 @@ trap 'rm -rf "$run"' EXIT
 printf '%s\n' "$*" > "$run/cmd"
 out=$run/console
 
+# One host thread runs both vCPUs in turn (thread=single): with a thread
+# per vCPU (MTTCG), a vCPU sometimes ran the int3 of a static key that
+# another had just patched, after the patch was over, and the guest
+# oopsed (twice in about ten boots of 6.12 on these 2 busy cores, at
+# boot and in nft_do_chain); -icount implies it.
 timeout --foreground "$timeout" qemu-system-x86_64 \
-	-accel tcg -cpu max -smp 2 -m 2G -nographic -no-reboot "${icount[@]}" \
+	-accel tcg,thread=single -cpu max -smp 2 -m 2G -nographic -no-reboot \
+	"${icount[@]}" \
 	-kernel "$kernel" \
 	-append "console=ttyS0 root=host0 rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144,ro init=$top/tools/vm/init panic=-1 quiet loglevel=1 cgfw.cmd=$run/cmd cgfw.dir=$PWD$systemd" \
 	-fsdev local,id=root,path=/,security_model=none,readonly=on,multidevs=remap \

@@ -98,6 +98,7 @@ struct entry {
 	bool found;			/* seen in this reading of the dir */
 	bool retry;			/* refused for another file's table */
 	bool tampered;			/* another program changed its tables */
+	bool touched;			/* by the commit being read */
 	size_t waiting;			/* chains whose path has no cgroup */
 	double gone;			/* when it was found gone, or 0 */
 };
@@ -704,19 +705,14 @@ static bool table_of(const struct entry *e, const char *name)
 static void monitor_read(struct daemon *d)
 {
 	char buf[65536] __attribute__((aligned(NLMSG_ALIGNTO)));
-	bool *touched = calloc(d->n + 1, sizeof(*touched));
 	const struct nlmsghdr *nlh;
 	const struct nlattr *a;
-	bool any = false;
+	bool any = false, ours;
 	char name[256];
 	ssize_t len;
 	size_t i;
 	int type;
 
-	if (!touched) {
-		say("out of memory");
-		return;
-	}
 	while ((len = recv(d->mon, buf, sizeof(buf), 0)) > 0 ||
 	       (len < 0 && errno == ENOBUFS)) {
 		if (len < 0) {	/* notifications lost: look at them all */
@@ -736,19 +732,26 @@ static void monitor_read(struct daemon *d)
 			if (type == NFT_MSG_NEWGEN) {
 				/* the end of a commit: whose? */
 				a = nft_attr(nlh, NFTA_GEN_PROC_PID);
-				if (!a || a->nla_len < NLA_HDRLEN + 4 ||
-				    ntohl(*(const uint32_t *)NLA_DATA(a)) !=
-				    (uint32_t)getpid())
-					for (i = 0; i < d->n; i++)
-						if (touched[i] && d->v[i].applied) {
-							d->v[i].applied = false;
-							d->v[i].tampered = true;
-							any = true;
-						}
-				memset(touched, 0, d->n * sizeof(*touched));
+				ours = a && a->nla_len >= NLA_HDRLEN + 4 &&
+					    ntohl(*(const uint32_t *)NLA_DATA(a)) ==
+					    (uint32_t)getpid();
+
+				for (i = 0; i < d->n; i++) {
+					if (!ours && d->v[i].touched &&
+					    d->v[i].applied) {
+						d->v[i].applied = false;
+						d->v[i].tampered = true;
+						any = true;
+					}
+					d->v[i].touched = false;
+				}
 				continue;
 			}
-			/* every object's table is its attribute 1 */
+			/*
+			 * every object's table is its attribute 1; what a
+			 * commit touched is kept until its NEWGEN, which
+			 * may come in a later read
+			 */
 			a = nft_attr(nlh, 1);
 			if (!a || a->nla_len <= NLA_HDRLEN)
 				continue;
@@ -757,10 +760,9 @@ static void monitor_read(struct daemon *d)
 				 NLA_DATA(a));
 			for (i = 0; i < d->n; i++)
 				if (table_of(&d->v[i], name))
-					touched[i] = true;
+					d->v[i].touched = true;
 		}
 	}
-	free(touched);
 	if (any && !d->mon_due)
 		d->mon_due = now_ms() + MONITOR_MS;
 }

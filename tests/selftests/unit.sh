@@ -1,0 +1,169 @@
+#!/bin/bash
+# cgfw.service under systemd as PID 1 (the guest, tools/vm/run.sh -s): the
+# unit as installed, started with systemctl, its table in force on real
+# packets; then what nftables.service does on start, reload and stop
+# (nft flush ruleset) while a sender loops on a port the table drops;
+# systemctl reload; systemctl stop leaves the tables. Skips unless PID 1 is
+# systemd (make check boots the guest a second time for it).
+#   tests/selftests/unit.sh BUILD
+set -u
+BUILD=$(realpath "${1:-build}")
+CGFW=$BUILD/cgfw
+n=0 fail=0
+ok() { n=$((n + 1)); echo "ok $n $1"; }
+not_ok() { n=$((n + 1)); fail=1; echo "not ok $n $1"; shift; printf '# %s\n' "$@"; }
+check() {
+	local name=$1 out; shift
+	if out=$("$@" 2>&1); then ok "$name"; else not_ok "$name" "$out"; fi
+}
+if [ "$(cat /proc/1/comm 2>/dev/null)" != systemd ]; then
+	echo "ok 1 cgfw.service under systemd # SKIP PID 1 is not systemd (make check runs this in a guest booted with systemd)"
+	echo "1 passed, 0 failed, 1 skipped"
+	exit 0
+fi
+
+root=/sys/fs/cgroup
+cg=cgfw-unit-test
+rules=/run/cgfw-unit/rules
+mkdir -p "$rules" "$root/$cg"
+chmod 700 /run/cgfw-unit
+printf 'table cgroup web {\n\tchain out {\n\t\ttype filter hook egress cgroup "%s" priority 0; policy accept;\n\t\tudp dport 9500 drop\n\t}\n}\n' "$cg" > "$rules/web.nft"
+# the unit as make install makes it, with this build's cgfw and directory
+sed -e "s|@SBINDIR@|$(dirname "$CGFW")|" \
+    -e "s|/etc/cgfw|$rules|g" \
+    "$(dirname "$0")/../../userspace/cli/cgfw.service.in" \
+	> /run/systemd/system/cgfw.service
+# its messages in a file: the guest runs no journal
+mkdir -p /run/systemd/system/cgfw.service.d
+printf '[Service]\nStandardError=append:/run/cgfw-unit/log\n' \
+	> /run/systemd/system/cgfw.service.d/log.conf
+systemctl daemon-reload
+
+dropped() {
+	! bash -c 'echo $$ > "$0/cgroup.procs" && echo x > /dev/udp/127.0.0.1/9500' \
+		"$root/$cg" 2>/dev/null
+}
+wait_for() {
+	local end=$((SECONDS + $1)); shift
+	until "$@"; do
+		[ $SECONDS -ge $end ] && return 1
+		sleep 0.05
+	done
+}
+
+check "systemctl start cgfw" systemctl start cgfw
+check "the unit is active (Type=notify: READY=1 came)" systemctl is-active cgfw
+check "its status says what is applied" \
+	bash -c "systemctl status cgfw | grep -q '1 of 1 rule files applied'"
+check "the table is in force" wait_for 10 dropped
+
+# what nftables.service does: nft flush ruleset, five times, a sender
+# looping all the while
+python3 - "$root/$cg" > /run/cgfw-unit/sent <<'PY' &
+import os, socket, sys, time
+open(sys.argv[1] + "/cgroup.procs", "w").write(str(os.getpid()))
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+sent = refused = 0
+end = time.time() + 4
+while time.time() < end:
+    try:
+        s.sendto(b"x", ("127.0.0.1", 9500)); sent += 1
+    except PermissionError:
+        refused += 1
+    time.sleep(0.0005)
+print(sent, refused)
+PY
+spid=$!
+for i in 1 2 3 4 5; do
+	sleep 0.6
+	nft flush ruleset
+done
+wait $spid
+read -r sent refused < /run/cgfw-unit/sent
+check "after 5 flushes the table is in force again" wait_for 5 dropped
+check "the daemon said it applied it again" \
+	grep -q 'changed by another program' /run/cgfw-unit/log
+sed 's/^/# /' /run/cgfw-unit/log | tail -8
+ok "5 nft flush ruleset under a looping sender: $sent of $((sent + refused)) datagrams to a dropped port got through, in the ~100 ms until each re-apply (nft tables; -b both keeps dropping)"
+
+# nftables.service itself: started, reloaded twice, restarted, each
+# running nft -f /etc/nftables.conf, which begins with flush ruleset
+if [ -f /lib/systemd/system/nftables.service ] && [ -f /etc/nftables.conf ]; then
+	python3 - "$root/$cg" > /run/cgfw-unit/sent <<'PY' &
+import os, socket, sys, time
+open(sys.argv[1] + "/cgroup.procs", "w").write(str(os.getpid()))
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+sent = refused = 0
+end = time.time() + 5
+while time.time() < end:
+    try:
+        s.sendto(b"x", ("127.0.0.1", 9500)); sent += 1
+    except PermissionError:
+        refused += 1
+    time.sleep(0.0005)
+print(sent, refused)
+PY
+	spid=$!
+	check "systemctl start nftables" systemctl start nftables
+	sleep 0.5
+	check "systemctl reload nftables" systemctl reload nftables
+	sleep 0.5
+	check "systemctl reload nftables again" systemctl reload nftables
+	sleep 0.5
+	check "systemctl restart nftables" systemctl restart nftables
+	wait $spid
+	read -r sent refused < /run/cgfw-unit/sent
+	check "after nftables.service's start, reloads and restart the table is in force" \
+		wait_for 5 dropped
+	ok "nftables.service start, 2 reloads, restart under a looping sender: $sent of $((sent + refused)) datagrams to a dropped port got through (nft tables; -b both keeps dropping)"
+	systemctl stop nftables
+else
+	ok "nftables.service # SKIP not installed here"
+fi
+
+# the same with -b both: the bpf programs keep dropping while the nft
+# table is gone, so nothing gets through
+printf '[Service]\nExecStart=\nExecStart=%s daemon -b both -d %s\n' "$CGFW" "$rules" \
+	> /run/systemd/system/cgfw.service.d/both.conf
+systemctl daemon-reload
+check "systemctl restart cgfw with -b both" systemctl restart cgfw
+check "in force" wait_for 10 dropped
+python3 - "$root/$cg" > /run/cgfw-unit/sent <<'PY' &
+import os, socket, sys, time
+open(sys.argv[1] + "/cgroup.procs", "w").write(str(os.getpid()))
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+sent = refused = 0
+end = time.time() + 4
+while time.time() < end:
+    try:
+        s.sendto(b"x", ("127.0.0.1", 9500)); sent += 1
+    except PermissionError:
+        refused += 1
+    time.sleep(0.0005)
+print(sent, refused)
+PY
+spid=$!
+for i in 1 2 3; do
+	sleep 0.6
+	nft flush ruleset
+done
+[ -f /lib/systemd/system/nftables.service ] && systemctl restart nftables
+wait $spid
+read -r sent refused < /run/cgfw-unit/sent
+check "-b both: 3 flushes and a restart of nftables.service under a looping sender: none of $((sent + refused)) datagrams to a dropped port got through" \
+	test "$sent" -eq 0 -a "$refused" -gt 0
+systemctl stop nftables 2>/dev/null
+rm -f /run/systemd/system/cgfw.service.d/both.conf
+systemctl daemon-reload
+check "systemctl restart cgfw (the unit as installed)" systemctl restart cgfw
+
+check "systemctl reload cgfw" systemctl reload cgfw
+check "still in force after the reload" dropped
+check "systemctl stop cgfw" systemctl stop cgfw
+check "the tables stay when the daemon stops" dropped
+"$CGFW" flush
+rm -rf /run/systemd/system/cgfw.service /run/systemd/system/cgfw.service.d
+systemctl daemon-reload
+rmdir "$root/$cg"
+echo "$((n - fail)) passed, $fail failed, 0 skipped"
+exit $fail
