@@ -13,14 +13,29 @@ export CGFW_CONC_BACKENDS="nft-native both"
 export CGFW_DAEMON_RESTARTS=${CGFW_DAEMON_RESTARTS:-5}
 tools/run-tests.sh "$BUILD" | tee /tmp/guest-tests.out
 read -r p _ f _ s _ <<< "$(tail -1 /tmp/guest-tests.out)"
+echo "=== the guest's skips"
+# each must be one the guest is known to have (tools/vm/guest-skips): any
+# other is most often an option that the guest's config lacks
+unexpected=$(grep -E '^  ok [0-9]+ .*# SKIP' /tmp/guest-tests.out |
+	sed 's/.*# SKIP *//' | sort -u |
+	grep -vE -f <(grep -vE '^(#|$)' tools/vm/guest-skips))
+if [ -n "$unexpected" ]; then
+	echo "  not ok 1 every skip in the guest is one it is known to have"
+	echo "$unexpected" | sed 's/^/    unexpected: /'
+	echo "    (a kernel option missing from kernel-patches/config? docs/guest-kernel.rst)"
+	f=$((f + 1))
+else
+	echo "  ok 1 every skip in the guest is one it is known to have ($s skips)"
+	p=$((p + 1))
+fi
 echo "=== kernel log"
 bad=$(dmesg | grep -E 'WARNING:|BUG:|KASAN|Oops|general protection|possible (recursive|circular) locking|suspicious RCU usage|refcount_t:|UBSAN' | head -20)
 if [ -n "$bad" ]; then
-	echo "  not ok 1 the kernel log is clean"
+	echo "  not ok 2 the kernel log is clean"
 	echo "$bad" | sed 's/^/    /'
 	f=$((f + 1))
 else
-	echo "  ok 1 the kernel log is clean ($(uname -r))"
+	echo "  ok 2 the kernel log is clean ($(uname -r))"
 	p=$((p + 1))
 fi
 if mount -t debugfs none /sys/kernel/debug 2>/dev/null &&
@@ -29,11 +44,11 @@ if mount -t debugfs none /sys/kernel/debug 2>/dev/null &&
 	echo scan > /sys/kernel/debug/kmemleak
 	leaks=$(grep -c 'unreferenced object' /sys/kernel/debug/kmemleak)
 	if [ "$leaks" -gt 0 ]; then
-		echo "  not ok 2 kmemleak: $leaks unreferenced objects"
+		echo "  not ok 3 kmemleak: $leaks unreferenced objects"
 		head -40 /sys/kernel/debug/kmemleak | sed 's/^/    /'
 		f=$((f + 1))
 	else
-		echo "  ok 2 kmemleak finds no leak"
+		echo "  ok 3 kmemleak finds no leak"
 		p=$((p + 1))
 	fi
 fi
