@@ -257,13 +257,19 @@ check "and makes the directory root's, 0700" \
 
 # Names: a Docker-length cgroup path, long table names
 docker="system.slice/docker-$(printf '%064x' 0 | tr 0 a).scope"
-mkdir -p "$root/$cg/$docker"
+# a Kubernetes pod's container under systemd: 205 characters from
+# /sys/fs/cgroup; here below our own cgroup, cut to the same length in all
+pod="kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod$(printf '%036x' 0 | tr 0 b).slice/cri-containerd-$(printf '%064x' 0 | tr 0 c).scope"
+pod=${pod:0:$((205 - ${#root} - ${#cg} - 2))}
+mkdir -p "$root/$cg/$docker" "$root/$cg/$pod"
 for b in $backends; do
-	table dk "$cg/$docker" 9440 > "$work/dk.nft"
-	check "$b: a Docker-length cgroup path ($((${#root} + ${#cg} + ${#docker} + 2)) characters) applies" \
-		"$CGFW" apply -b "$b" "$work/dk.nft"
-	check "$b: and is in force" dropped_in "$cg/$docker" 9440
-	"$CGFW" flush
+	for p in "$docker" "$pod"; do
+		table dk "$cg/$p" 9440 > "$work/dk.nft"
+		check "$b: a cgroup path of ${p%%.slice*}'s length ($((${#root} + ${#cg} + ${#p} + 2)) characters) applies" \
+			"$CGFW" apply -b "$b" "$work/dk.nft"
+		check "$b: and is in force" dropped_in "$cg/$p" 9440
+		"$CGFW" flush
+	done
 done
 long=$(printf 't%.0s' $(seq 200))
 table "$long" "$cg" 9450 > "$work/long.nft"
