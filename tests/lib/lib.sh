@@ -50,6 +50,10 @@ ns_setup() {
 	mount --make-rprivate /
 	# a bpffs of our own: the bpf tables are per bpffs
 	mount -t bpf bpf /sys/fs/bpf
+	# and cgfw's /run/cgfw (its locks; one daemon at a time): another
+	# test suite or a cgfw of the machine's is not this test's
+	mkdir -p /run/cgfw
+	mount -t tmpfs -o mode=0700 cgfw-test /run/cgfw
 	ip link set lo up
 	work=$(mktemp -d)
 	chmod 755 "$work"	# readable by unprivileged cases too

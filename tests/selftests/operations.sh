@@ -121,6 +121,15 @@ for b in $backends; do
 	esac
 	check "$b: the last version is in force" dropped_in "$cg" 9206
 
+	# a rename to another name (mv, or a key renamed in a ConfigMap):
+	# the new name takes the table over; it is never deleted
+	mv "$rules/ed.nft" "$rules/renamed.nft"
+	sleep 2.5
+	check "$b: a file renamed keeps its table in force" dropped_in "$cg" 9206
+	check "$b: and its table was never deleted" not said "table 'ed' deleted"
+	mv "$rules/renamed.nft" "$rules/ed.nft"
+	sleep 2.5
+
 	# two files declare one table: the second is refused, loudly, and
 	# removing it leaves the first's table alone
 	table ed "$cg" 9300 > "$rules/dup.nft"

@@ -99,6 +99,8 @@ struct entry {
 	bool retry;			/* refused for another file's table */
 	bool tampered;			/* another program changed its tables */
 	bool touched;			/* by the commit being read */
+	char *text;			/* read, not compiled yet */
+	size_t len;
 	size_t waiting;			/* chains whose path has no cgroup */
 	double gone;			/* when it was found gone, or 0 */
 };
@@ -110,6 +112,7 @@ struct daemon {
 	char realdir[PATH_MAX];
 	int ino, dir_wd, sig, mon;
 	double mon_due;			/* when to look at nf_tables, or 0 */
+	bool lost;			/* notifications were lost */
 	struct entry *v;
 	size_t n;
 };
@@ -432,6 +435,7 @@ static void unload(struct daemon *d, struct entry *e)
 		cgfw_ruleset__free(rs);
 	}
 	free(e->file);
+	free(e->text);
 	*e = d->v[--d->n];
 }
 
@@ -512,7 +516,7 @@ static int settle_left(const struct daemon *d, double now)
 		if (left < 0 || l < left)
 			left = l;
 	}
-	return left < 0 ? -1 : (int)left;
+	return left < 0 ? -1 : (int)left + ((int)left < left);
 }
 
 /*
@@ -535,10 +539,20 @@ static int reconcile(struct daemon *d, double since)
 	if (!dir) {
 		say("cannot read the rules directory %s: %s; the tables stay as they are",
 		    d->dir, strerror(errno));
+		for (i = 0; i < d->n; i++)	/* try again in SETTLE_MS */
+			if (d->v[i].gone)
+				d->v[i].gone = now;
 		return -1;
 	}
 	for (i = 0; i < d->n; i++)
 		d->v[i].found = false;
+	/*
+	 * First every file there, then what is gone, then the texts: a file
+	 * renamed to another name is gone before the new name's text is
+	 * read, so the new name takes its tables over (one transaction)
+	 * instead of being refused for them and applied only after they
+	 * were deleted
+	 */
 	while ((de = readdir(dir))) {
 		if (!is_rules_file(de->d_name))
 			continue;
@@ -557,15 +571,26 @@ static int reconcile(struct daemon *d, double since)
 			say("%s: back, %.0f ms after it went", e->file,
 			    now - e->gone);
 		e->gone = 0;
-		if (ret) {
+		free(e->text);
+		e->text = ret ? NULL : buf;
+		e->len = ret ? 0 : len;
+		if (ret)
 			e->keep = !!e->rs;
-			continue;
-		}
-		if (hash(buf, len) != e->seen)
-			load(d, e, buf, len, since);
-		free(buf);
 	}
 	closedir(dir);
+	for (i = 0; i < d->n; i++)
+		if (!d->v[i].found && d->v[i].installed && !d->v[i].gone) {
+			d->v[i].gone = now;
+			say("%s: gone; its tables stay %d ms in case it comes back (an editor's save, a rename), then go",
+			    d->v[i].file, SETTLE_MS);
+		}
+	for (i = 0; i < d->n; i++) {
+		e = &d->v[i];
+		if (e->text && hash(e->text, e->len) != e->seen)
+			load(d, e, e->text, e->len, since);
+		free(e->text);
+		e->text = NULL;
+	}
 	for (i = d->n; i--;) {
 		e = &d->v[i];
 		if (e->found)
@@ -573,11 +598,6 @@ static int reconcile(struct daemon *d, double since)
 		if (!e->installed) {
 			unload(d, e);	/* nothing of it was ever applied */
 			continue;
-		}
-		if (!e->gone) {
-			e->gone = now;
-			say("%s: gone; its tables stay %d ms in case it comes back (an editor's save, a rename), then go",
-			    e->file, SETTLE_MS);
 		}
 		if (now - e->gone >= SETTLE_MS) {
 			say("%s: still gone after %d ms: its tables go",
@@ -645,12 +665,15 @@ static void events(struct daemon *d)
 static int monitor_open(void)
 {
 	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
-	int grp = NFNLGRP_NFTABLES, fd;
+	int grp = NFNLGRP_NFTABLES, rcvbuf = 16 << 20, fd;
 
 	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK,
 		    NETLINK_NETFILTER);
 	if (fd < 0)
 		return -1;
+	/* room for the notifications of a large apply (its own too) */
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)))
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
 	    setsockopt(fd, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &grp,
 		       sizeof(grp))) {
@@ -715,13 +738,12 @@ static void monitor_read(struct daemon *d)
 
 	while ((len = recv(d->mon, buf, sizeof(buf), 0)) > 0 ||
 	       (len < 0 && errno == ENOBUFS)) {
-		if (len < 0) {	/* notifications lost: look at them all */
-			for (i = 0; i < d->n; i++)
-				if (d->v[i].applied) {
-					d->v[i].applied = false;
-					d->v[i].tampered = true;
-					any = true;
-				}
+		if (len < 0) {
+			/*
+			 * notifications lost (its own big applies can do
+			 * that too): monitor_act() looks at every table
+			 */
+			d->lost = any = true;
 			continue;
 		}
 		for (nlh = (const struct nlmsghdr *)buf; NLMSG_OK(nlh, len);
@@ -767,6 +789,22 @@ static void monitor_read(struct daemon *d)
 		d->mon_due = now_ms() + MONITOR_MS;
 }
 
+/* Are the tables of @e all installed? (after notifications were lost) */
+static bool tables_there(struct daemon *d, const struct entry *e)
+{
+	struct cgfw_listing *l;
+	const char *t;
+	size_t k;
+
+	for (k = 0; (t = cgfw_ruleset__table(e->rs, k)); k++) {
+		CGFW_OPTS(cgfw_list_opts, lo, .table = t);
+		if (cgfw_listing__new(d->ctx, &lo, &l))
+			return errno != ENOENT;	/* ENOENT: gone */
+		cgfw_listing__free(l);
+	}
+	return true;
+}
+
 /* Apply again what another process changed. */
 static void monitor_act(struct daemon *d)
 {
@@ -774,6 +812,12 @@ static void monitor_act(struct daemon *d)
 	size_t i;
 
 	d->mon_due = 0;
+	for (i = 0; d->lost && i < d->n; i++)
+		if (d->v[i].applied && !tables_there(d, &d->v[i])) {
+			d->v[i].applied = false;
+			d->v[i].tampered = true;
+		}
+	d->lost = false;
 	for (i = 0; i < d->n; i++) {
 		if (d->v[i].tampered)
 			say("%s: its tables were changed by another program: applying them again",
