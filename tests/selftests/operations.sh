@@ -319,6 +319,21 @@ for b in $backends; do
 	"$CGFW" flush
 done
 
+# the same with an interval set (an LPM trie in bpf), where a prefix
+# inside one already there is not "there": put back, it is removed
+for b in $backends; do
+	case $b in nft-*) continue ;; esac
+	printf 'table cgroup u {\n\tset s { type ipv4_addr; flags interval; elements = { 10.0.0.0/8 } }\n\tchain out {\n\t\ttype filter hook egress cgroup "%s" priority 0;\n\t\tip daddr @s drop\n\t}\n}\n' "$cg" > "$work/u.nft"
+	"$CGFW" apply -b "$b" "$work/u.nft"
+	{ printf 'add element cgroup u s { 10.1.0.0/16, '
+	  for i in $(seq 300); do printf '172.%d.%d.0/24, ' $((16 + i / 250)) $((i % 250)); done
+	  echo '}'; } > "$work/add.nft"
+	"$CGFW" update "$work/add.nft" >/dev/null 2>&1
+	check "$b: an interval set's update that does not fit leaves 10.0.0.0/8 alone and adds nothing inside it" \
+		test "$("$CGFW" list u | grep -o '10\.[0-9.]*/[0-9]*' | sort -u | tr '\n' ' ')" = "10.0.0.0/8 "
+	"$CGFW" flush
+done
+
 # An exported object (compile -b bpf -o) loaded the usual way, with
 # bpftool prog loadall and nothing else: the classifier's map is not
 # filled (its commands were not run), and the program fails closed: every

@@ -32,9 +32,69 @@ struct upd_journal {
 	size_t n, size;
 };
 
+/*
+ * The keys of an LPM trie, sorted: a lookup there finds the longest
+ * prefix that covers a key, not the key, so whether the key itself was
+ * there is read from these.
+ */
+struct lpm_keys {
+	uint8_t *v;
+	size_t n;
+	uint32_t size;
+};
+
+static int cmp_key(const void *a, const void *b, void *size)
+{
+	return memcmp(a, b, *(uint32_t *)size);
+}
+
+static int lpm_keys_read(int fd, uint32_t key_size, struct lpm_keys *lk)
+{
+	size_t cap = 0;
+	uint8_t *nv;
+
+	lk->v = NULL;
+	lk->n = 0;
+	lk->size = key_size;
+	for (;;) {
+		if (lk->n == cap) {
+			cap = cap ? 2 * cap : 256;
+			nv = realloc(lk->v, cap * key_size);
+			if (!nv)
+				return -ENOMEM;
+			lk->v = nv;
+		}
+		if (bpf_map_get_next_key(fd, lk->n ? lk->v + (lk->n - 1) * key_size :
+					 NULL, lk->v + lk->n * key_size))
+			break;
+		lk->n++;
+	}
+	qsort_r(lk->v, lk->n, key_size, cmp_key, &lk->size);
+	return 0;
+}
+
+static bool lpm_has(const struct lpm_keys *lk, const void *key)
+{
+	size_t lo = 0, hi = lk->n, mid;
+	int c;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		c = memcmp(key, lk->v + mid * lk->size, lk->size);
+		if (!c)
+			return true;
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return false;
+}
+
 /* Keep the element @key of map @fd as it is now, before it changes. */
 static int journal_add(struct upd_cmds *u, int fd, const void *key,
-		       uint32_t key_size, uint32_t value_size)
+		       uint32_t key_size, uint32_t value_size,
+		       const struct lpm_keys *lpm)
 {
 	struct upd_journal *j = u->journal;
 	struct upd_change *c;
@@ -65,7 +125,8 @@ static int journal_add(struct upd_cmds *u, int fd, const void *key,
 		return -ENOMEM;
 	}
 	memcpy(c->key, key, key_size);
-	c->had = !bpf_map_lookup_elem(fd, key, c->val);
+	c->had = !bpf_map_lookup_elem(fd, key, c->val) &&
+		 (!lpm || lpm_has(lpm, key));
 	j->n++;
 	return 0;
 }
@@ -100,6 +161,7 @@ static int update_map(struct cgfw_ctx *ctx, struct upd_cmds *u,
 	struct ir_set set = { .nl = elems };
 	struct bpf_map_info info = { 0 };
 	uint32_t len = sizeof(info), i;
+	struct lpm_keys lpm = { 0 };
 	struct bpf_map_spec m;
 	int ret;
 
@@ -112,10 +174,16 @@ static int update_map(struct cgfw_ctx *ctx, struct upd_cmds *u,
 			    s->set, s->table);
 		ret = -EINVAL;
 	}
+	if (!ret && info.type == BPF_MAP_TYPE_LPM_TRIE &&
+	    lpm_keys_read(fd, m.key_size, &lpm)) {
+		cgfw_err(ctx, "out of memory reading the set's elements");
+		ret = -ENOMEM;
+	}
 	for (i = 0; !ret && i < m.n_elems; i++) {
 		void *k = (uint8_t *)m.keys + i * m.key_size;
 
-		ret = journal_add(u, fd, k, m.key_size, info.value_size);
+		ret = journal_add(u, fd, k, m.key_size, info.value_size,
+				  lpm.size ? &lpm : NULL);
 		if (ret) {
 			cgfw_err(ctx, "out of memory keeping the elements an update changes");
 			break;
@@ -138,6 +206,7 @@ static int update_map(struct cgfw_ctx *ctx, struct upd_cmds *u,
 				    "cannot update the map of set '%s': %s",
 				    s->set, strerror(-ret));
 	}
+	free(lpm.v);
 	free(m.keys);
 	free(m.values);
 	return ret;
