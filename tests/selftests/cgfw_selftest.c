@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -791,54 +792,117 @@ static void on_term(int sig)
 	stop_sender = 1;
 }
 
-/* Send to a dropped port until told to stop; exit 1 if one got through. */
-static int hammer_fn(void *arg)
+/*
+ * Send to a dropped port until told to stop, without pausing; count the
+ * sends and the ones refused with EPERM into @counts.
+ */
+static void hammer(const struct target *t, unsigned long counts[2])
 {
-	struct target *t = arg;
-	int r;
-
 	signal(SIGTERM, on_term);
 	while (!stop_sender) {
-		r = probe_udp_send(t->ip, t->port);
-		if (r != PROBE_EPERM)
-			return 1;
-		usleep(200);
+		if (probe_udp_send(t->ip, t->port) == PROBE_EPERM)
+			__atomic_add_fetch(&counts[1], 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&counts[0], 1, __ATOMIC_RELAXED);
 	}
-	return 0;
 }
 
-/* 20 re-applies */
+#define REAPPLIES	100
+
+/*
+ * The handle of the base chain that holds chain "out" of table t on the
+ * hook: the native chain (cgfw list -j), the emulation's cgfw_hook_out
+ * (nft -a); 0 if not found.
+ */
+static unsigned long long base_chain_handle(const char *backend)
+{
+	char out[65536];
+	const char *p, *h;
+	struct jobj *o;
+	size_t n, i;
+	unsigned long long handle = 0;
+
+	if (!strcmp(backend, "nft-emulated")) {
+		if (run(out, sizeof(out), "nft -a list table inet cgfw_t"))
+			return 0;
+		p = strstr(out, "chain cgfw_hook_out {");
+		h = p ? strstr(p, "# handle ") : NULL;
+		return h ? strtoull(h + 9, NULL, 10) : 0;
+	}
+	if (run(out, sizeof(out), "%s list -j t", cgfw_bin()) ||
+	    jobjs_read(out, &o, &n))
+		return 0;
+	for (i = 0; i < n; i++)
+		if (jis(&o[i], "chain.name", "out") && jget(&o[i], "chain.handle"))
+			handle = strtoull(jget(&o[i], "chain.handle"), NULL, 10);
+	jobjs_free(o, n);
+	return handle;
+}
+
+/*
+ * 100 re-applies under a sender on every CPU (at least two), each version
+ * dropping the port sent to: every send is refused, none received. The
+ * versions differ in a rule, and every other one in the chain's policy,
+ * so each re-apply replaces rules (a base chain kept: docs/design.rst).
+ */
 TEST_F(cg, reapply_swaps_atomically)
 {
 	static const char rules[] =
 		"table cgroup t {\n"
 		"  chain out {\n"
-		"    type filter hook egress cgroup \"%s\" priority 0; policy accept;\n"
+		"    type filter hook egress cgroup \"%s\" priority 0; policy %s;\n"
 		"    udp dport %d counter accept\n"
 		"    udp dport 5025 drop\n"
+		"    ip daddr 127.0.0.1 accept\n"
 		"  }\n"
 		"}\n";
 	struct target t = { "127.0.0.1", 5025 };
-	int srv = probe_server("127.0.0.1", 5025, SOCK_DGRAM), i, st;
+	int srv = probe_server("127.0.0.1", 5025, SOCK_DGRAM), i, n, st, got;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned long long base;
+	unsigned long *counts;
 	char out[65536];
-	pid_t pid;
+	pid_t pid[64];
 
 	ASSERT_LE(0, srv);
-	ASSERT_EQ(0, apply(rules, self->name, 6000));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid) {
-		join_cgroup(self->path);
-		_exit(hammer_fn(&t));
+	counts = mmap(NULL, 2 * sizeof(*counts), PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, counts);
+	ASSERT_EQ(0, apply(rules, self->name, "accept", 6000));
+	base = strncmp(variant->backend, "nft-", 4) ? 0 :
+	       base_chain_handle(variant->backend);
+	n = cpus < 2 ? 2 : cpus > 64 ? 64 : cpus;
+	for (i = 0; i < n; i++) {
+		pid[i] = fork();
+		ASSERT_LE(0, pid[i]);
+		if (!pid[i]) {
+			join_cgroup(self->path);
+			hammer(&t, counts);
+			_exit(0);
+		}
 	}
-	for (i = 0; i < 20; i++)
-		ASSERT_EQ(0, apply(rules, self->name, 6001 + i % 2));
-	kill(pid, SIGTERM);
-	ASSERT_EQ(pid, waitpid(pid, &st, 0));
-	/* every send failed with EPERM: never a moment without the rule */
-	EXPECT_EQ(0, WEXITSTATUS(st));
-	EXPECT_EQ(PROBE_TIMEOUT, probe_udp_recv(srv, 50));
+	for (i = 0; i < REAPPLIES; i++)
+		ASSERT_EQ(0, apply(rules, self->name,
+				   i % 4 < 2 ? "accept" : "drop",
+				   6001 + i % 2));
+	for (i = 0; i < n; i++) {
+		kill(pid[i], SIGTERM);
+		ASSERT_EQ(pid[i], waitpid(pid[i], &st, 0));
+	}
+	for (got = 0; probe_udp_recv(srv, 50) != PROBE_TIMEOUT; got++)
+		;
 	close(srv);
+	TH_LOG("%d senders, %d re-applies: %lu sends, %lu refused, %d received",
+	       n, REAPPLIES, counts[0], counts[1], got);
+	/* never a moment without the rule: refused plus received is sent */
+	EXPECT_LT(0, counts[0]);
+	EXPECT_EQ(counts[0], counts[1]);
+	EXPECT_EQ(0, got);
+	munmap(counts, 2 * sizeof(*counts));
+	/* the nft targets kept their base chain: the same handle */
+	if (!strncmp(variant->backend, "nft-", 4)) {
+		EXPECT_NE(0, base);
+		EXPECT_EQ(base, base_chain_handle(variant->backend));
+	}
 	/* and one table per backend: never two */
 	ASSERT_EQ(0, run(out, sizeof(out), "%s list", cgfw_bin()));
 	EXPECT_EQ(strcmp(variant->backend, "both") ? 1 : 2,

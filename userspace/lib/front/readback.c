@@ -424,7 +424,8 @@ int cgfw_readback(struct cgfw_ctx *ctx, struct cgfw_ruleset *rs,
 	if (!ret && !list_empty(&rs->tables)) {
 		ret = dump(nl, &st, NFT_MSG_GETCHAIN, family);
 		ret = ret ? : dump(nl, &st, NFT_MSG_GETSET, family);
-		ret = ret ? : dump(nl, &st, NFT_MSG_GETRULE, family);
+		if (!st.opts->no_rules)
+			ret = ret ? : dump(nl, &st, NFT_MSG_GETRULE, family);
 		ret = ret ? : dump(nl, &st, NFT_MSG_GETOBJ, family);
 	}
 	list_for_each_entry(t, &rs->tables, list) {

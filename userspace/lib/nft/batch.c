@@ -6,6 +6,7 @@
  */
 #include <arpa/inet.h>
 #include <endian.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -49,6 +50,11 @@ struct build {
 	struct cgfw_nl_batch *nb;
 	const struct cgfw_apply_info *ai;
 	char kname[NFT_NAME_MAXLEN + 8];
+	const struct ir_table *old;	/* the table replaced, if kept */
+	struct kept {
+		const struct ir_chain *now, *old;
+	} *kept;			/* its base chains kept */
+	size_t n_kept;
 	struct anon_map *anon;
 	size_t n_anon;
 	uint32_t next_set_id;
@@ -129,8 +135,6 @@ static int check_names(struct build *b, const struct ir_table *t)
 {
 	const struct ir_chain *c;
 
-	if (!b->tg->dispatch)
-		return 0;
 	list_for_each_entry(c, &t->chains, list) {
 		if (!strncmp(c->name, CGFW_CHAIN_PREFIX,
 			     strlen(CGFW_CHAIN_PREFIX))) {
@@ -145,7 +149,64 @@ static int check_names(struct build *b, const struct ir_table *t)
 
 /* ---- tables, chains, sets ---- */
 
-static void emit_table(struct build *b, const struct ir_table *t, bool del)
+/*
+ * A deletion in the table: its rules (@type DELRULE, every chain's), a
+ * chain (DELCHAIN, @name) or a set (DELSET, @name).
+ */
+static void emit_del(struct build *b, uint16_t type, const char *name,
+		     const char *what)
+{
+	struct nlmsghdr *nlh;
+
+	nlh = cgfw_nl_batch_next(b->nb, type, b->tg->family, 0, NULL, what);
+	if (!nlh)
+		return;
+	/* NFTA_RULE_TABLE, NFTA_CHAIN_TABLE and NFTA_SET_TABLE are 1 */
+	mnl_attr_put_strz(nlh, NFTA_CHAIN_TABLE, b->kname);
+	if (type == NFT_MSG_DELCHAIN)
+		mnl_attr_put_strz(nlh, NFTA_CHAIN_NAME, name);
+	else if (type == NFT_MSG_DELSET)
+		mnl_attr_put_strz(nlh, NFTA_SET_NAME, name);
+	cgfw_nl_batch_done(b->nb);
+}
+
+/* Is @c of the old table (@old) or of the new one kept? */
+static bool is_kept(const struct build *b, const struct ir_chain *c, bool old)
+{
+	size_t i;
+
+	for (i = 0; i < b->n_kept; i++)
+		if ((old ? b->kept[i].old : b->kept[i].now) == c)
+			return true;
+	return false;
+}
+
+/*
+ * The table kept (nf_tables_updtable cannot change its userdata, so it is
+ * left as it is): every rule of it deleted, every named set (anonymous
+ * ones go with their rules), every chain but the base chains kept.
+ */
+static void emit_clear(struct build *b)
+{
+	const struct ir_chain *c;
+	const struct ir_set *s;
+
+	/* NFTA_RULE_TABLE is NFTA_TABLE_NAME: no chain, every chain's rules */
+	emit_del(b, NFT_MSG_DELRULE, NULL, "the rules of the table");
+	list_for_each_entry(s, &b->old->sets, list)
+		if (!s->anonymous)
+			emit_del(b, NFT_MSG_DELSET,
+				 nftnl_set_get_str(s->nl, NFTNL_SET_NAME),
+				 "the replacement of a set");
+	list_for_each_entry(c, &b->old->chains, list)
+		if (!is_kept(b, c, true))
+			emit_del(b, NFT_MSG_DELCHAIN, c->name,
+				 "the replacement of a chain");
+}
+
+/* Table @t: made, made again (@replace: its old version deleted), or kept. */
+static void emit_table(struct build *b, const struct ir_table *t,
+		       bool replace)
 {
 	struct nftnl_table *nt = nftnl_table_alloc();
 	struct nftnl_udata_buf *ud = nftnl_udata_buf_alloc(NFT_USERDATA_MAXLEN);
@@ -156,8 +217,12 @@ static void emit_table(struct build *b, const struct ir_table *t, bool del)
 		build_error(b, -ENOMEM);
 		goto out;
 	}
+	if (b->old) {
+		emit_clear(b);
+		goto out;
+	}
 	nftnl_table_set_str(nt, NFTNL_TABLE_NAME, b->kname);
-	if (del) {
+	if (replace) {
 		nlh = cgfw_nl_batch_next(b->nb, NFT_MSG_DELTABLE,
 					 b->tg->family, 0, &t->loc,
 					 "the replacement of the table");
@@ -170,14 +235,12 @@ static void emit_table(struct build *b, const struct ir_table *t, bool del)
 	snprintf(comment, sizeof(comment),
 		 CGFW_OWNER_COMMENT "table cgroup %s", t->name);
 	if (!ud_put_u32(ud, CGFW_UD_TABLE_FORMAT, CGFW_UD_FORMAT) ||
-	    !ud_put_strz(ud, CGFW_UD_TABLE_NAME, t->name) ||
-	    !put_u64(ud, CGFW_UD_TABLE_GEN, b->ai->gen) ||
-	    !ud_put_u32(ud, CGFW_UD_TABLE_WITH_BPF, b->ai->bpf)) {
-		/* the name's TLV and the three fixed ones: 2+1 and 3*2+4+8+4 */
+	    !ud_put_strz(ud, CGFW_UD_TABLE_NAME, t->name)) {
+		/* the name's TLV and the format's: 2+1 and 2+4 */
 		cgfw_err_at(b->ctx, &b->rs->src, &t->loc,
 			    "table name '%.40s...' (%zu characters) is too long for cgfw to record beside the table in nf_tables; use at most %d characters",
 			    t->name, strlen(t->name),
-			    NFT_USERDATA_MAXLEN - 3 - 22);
+			    NFT_USERDATA_MAXLEN - 3 - 6);
 		build_error(b, -ENAMETOOLONG);
 		goto out;
 	}
@@ -196,6 +259,35 @@ out:
 		nftnl_udata_buf_free(ud);
 	if (nt)
 		nftnl_table_free(nt);
+}
+
+/* chain cgfw_apply { comment "cgfw: apply G" }, with the apply's TLVs */
+static void emit_apply_chain(struct build *b, const struct ir_table *t)
+{
+	struct nftnl_udata_buf *ud = nftnl_udata_buf_alloc(NFT_USERDATA_MAXLEN);
+	char text[96];
+	struct nlmsghdr *nlh;
+
+	if (!ud) {
+		build_error(b, -ENOMEM);
+		return;
+	}
+	snprintf(text, sizeof(text), "cgfw: made by apply %" PRIu64 "%s",
+		 b->ai->gen, b->ai->bpf ? ", with bpf" : "");
+	put_u64(ud, CGFW_UD_APPLY_GEN, b->ai->gen);
+	ud_put_u32(ud, CGFW_UD_APPLY_WITH_BPF, b->ai->bpf);
+	ud_put_strz(ud, 0 /* NFTNL_UDATA_CHAIN_COMMENT */, text);
+	nlh = cgfw_nl_batch_next(b->nb, NFT_MSG_NEWCHAIN, b->tg->family,
+				 NLM_F_CREATE | NLM_F_EXCL, &t->loc,
+				 "cgfw's record of the apply");
+	if (nlh) {
+		mnl_attr_put_strz(nlh, NFTA_CHAIN_TABLE, b->kname);
+		mnl_attr_put_strz(nlh, NFTA_CHAIN_NAME, CGFW_APPLY_CHAIN);
+		mnl_attr_put(nlh, NFTA_CHAIN_USERDATA, nftnl_udata_buf_len(ud),
+			     nftnl_udata_buf_data(ud));
+		cgfw_nl_batch_done(b->nb);
+	}
+	nftnl_udata_buf_free(ud);
 }
 
 /* A regular chain: the user's @c under @name (its comment kept). */
@@ -591,9 +683,9 @@ static int binding_udata(struct build *b, const struct ir_chain *c,
 {
 	char text[NFT_USERDATA_MAXLEN];
 
+	/* not the policy: a chain kept by a re-apply can change it */
 	if ((name && !ud_put_strz(ud, CGFW_UD_CHAIN_NAME, c->name)) ||
 	    !ud_put_u32(ud, CGFW_UD_CHAIN_DIR, c->dir) ||
-	    !ud_put_u32(ud, CGFW_UD_CHAIN_POLICY, c->policy) ||
 	    !put_u64(ud, CGFW_UD_CHAIN_CGROUP_ID, c->cgroup.id) ||
 	    !ud_put_strz(ud, CGFW_UD_CHAIN_CGROUP_PATH,
 				  c->cgroup.path)) {
@@ -611,8 +703,12 @@ static int binding_udata(struct build *b, const struct ir_chain *c,
 	return 0;
 }
 
-/* chain cgfw_hook_C: output|input, "socket cgroupv2 level L == id goto C" */
-static void emit_dispatch(struct build *b, const struct ir_chain *c)
+/*
+ * chain cgfw_hook_C: output|input, "socket cgroupv2 level L == id goto C";
+ * the chain's rule only if the chain is @kept.
+ */
+static void emit_dispatch(struct build *b, const struct ir_chain *c,
+			  bool kept)
 {
 	char name[NFT_NAME_MAXLEN + 16];
 	struct nftnl_udata_buf *ud = nftnl_udata_buf_alloc(NFT_USERDATA_MAXLEN);
@@ -641,6 +737,8 @@ static void emit_dispatch(struct build *b, const struct ir_chain *c)
 	build_error(b, binding_udata(b, c, ud, true, true));
 	if (b->err)
 		goto out;
+	if (kept)
+		goto rule;
 	nftnl_chain_set_str(nc, NFTNL_CHAIN_TABLE, b->kname);
 	nftnl_chain_set_str(nc, NFTNL_CHAIN_NAME, name);
 	nftnl_chain_set_str(nc, NFTNL_CHAIN_TYPE, "filter");
@@ -658,7 +756,7 @@ static void emit_dispatch(struct build *b, const struct ir_chain *c)
 		goto out;
 	nftnl_chain_nlmsg_build_payload(nlh, nc);
 	cgfw_nl_batch_done(b->nb);
-
+rule:
 	nftnl_expr_set_u32(sk, NFTNL_EXPR_SOCKET_KEY, NFT_SOCKET_CGROUPV2);
 	nftnl_expr_set_u32(sk, NFTNL_EXPR_SOCKET_DREG, NFT_REG_1);
 	nftnl_expr_set_u32(sk, NFTNL_EXPR_SOCKET_LEVEL, c->cgroup.level);
@@ -683,33 +781,109 @@ out:
 
 /* ---- the native target's chains ---- */
 
-/*
- * A bound chain of the native target: a base chain with the cgroup's id,
- * built with libmnl (libnftnl 1.2.4 does not know NFTA_HOOK_CGROUP_ID).
- */
-static void emit_base_chain(struct build *b, const struct ir_chain *c)
+/* The userdata of bound chain @c's base chain; NULL: an error, in @b. */
+static struct nftnl_udata_buf *base_udata(struct build *b,
+					  const struct ir_chain *c)
 {
 	struct nftnl_udata_buf *ud;
-	struct nlattr *hook, *counters;
-	struct nlmsghdr *nlh;
-	const void *old;
-	uint32_t len;
+	const void *old = NULL;
+	uint32_t len = 0;
 
-	old = nftnl_chain_get_data(c->nl, NFTNL_CHAIN_USERDATA, &len);
+	/* the native chain keeps the user's comment; the emulation's hook
+	 * chain is cgfw's, with the user's chain name and a comment
+	 */
+	if (b->tg->native)
+		old = nftnl_chain_get_data(c->nl, NFTNL_CHAIN_USERDATA, &len);
 	ud = udata_from(old, old ? len : 0);
 	if (!ud) {
 		build_error(b, -ENOMEM);
-		return;
+		return NULL;
 	}
-	build_error(b, binding_udata(b, c, ud, false, false));
-	nlh = b->err ? NULL :
-	      cgfw_nl_batch_next(b->nb, NFT_MSG_NEWCHAIN, b->tg->family,
-				 NLM_F_CREATE | NLM_F_EXCL, &c->loc,
+	build_error(b, binding_udata(b, c, ud, b->tg->dispatch,
+				     b->tg->dispatch));
+	if (b->err) {
+		nftnl_udata_buf_free(ud);
+		return NULL;
+	}
+	return ud;
+}
+
+/*
+ * The base chain of the table being replaced that can stay for bound
+ * chain @c: the same name, hook, priority, cgroup and userdata (nf_tables
+ * cannot change a chain's hook or userdata; it can change its policy).
+ * NULL: none.
+ */
+static const struct ir_chain *keepable(struct build *b,
+				       const struct ir_chain *c)
+{
+	char name[NFT_NAME_MAXLEN + 16];
+	const struct ir_chain *o;
+	struct nftnl_udata_buf *ud;
+	uint32_t hooknum, len = 0;
+	const void *oud;
+	bool same;
+
+	if (b->tg->native) {
+		snprintf(name, sizeof(name), "%s", c->name);
+		hooknum = c->dir == CGFW_EGRESS ? NF_CGROUP_EGRESS :
+						  NF_CGROUP_INGRESS;
+	} else {
+		snprintf(name, sizeof(name), CGFW_HOOK_PREFIX "%s", c->name);
+		hooknum = c->dir == CGFW_EGRESS ? NF_INET_LOCAL_OUT :
+						  NF_INET_LOCAL_IN;
+	}
+	o = cgfw_ir_find_chain(b->old, name);
+	if (!o || !o->base)
+		return NULL;
+	ud = base_udata(b, c);
+	if (!ud)
+		return NULL;
+	oud = nftnl_chain_get_data(o->nl, NFTNL_CHAIN_USERDATA, &len);
+	same = nftnl_chain_get_u32(o->nl, NFTNL_CHAIN_HOOKNUM) == hooknum &&
+	       o->priority == c->priority &&
+	       (!b->tg->native || o->cgroup.id == c->cgroup.id) &&
+	       oud && len == nftnl_udata_buf_len(ud) &&
+	       !memcmp(oud, nftnl_udata_buf_data(ud), len);
+	nftnl_udata_buf_free(ud);
+	return same ? o : NULL;
+}
+
+/*
+ * A bound chain of the native target: a base chain with the cgroup's id,
+ * built with libmnl (libnftnl 1.2.4 does not know NFTA_HOOK_CGROUP_ID).
+ * A chain kept gets its policy, and its counters set to zero as a new
+ * one starts.
+ */
+static void emit_base_chain(struct build *b, const struct ir_chain *c,
+			    bool kept)
+{
+	struct nftnl_udata_buf *ud = NULL;
+	struct nlattr *hook, *counters;
+	struct nlmsghdr *nlh;
+
+	if (!kept) {
+		ud = base_udata(b, c);
+		if (!ud)
+			return;
+	}
+	nlh = cgfw_nl_batch_next(b->nb, NFT_MSG_NEWCHAIN, b->tg->family,
+				 kept ? 0 : NLM_F_CREATE | NLM_F_EXCL, &c->loc,
 				 "the chain");
 	if (!nlh)
 		goto out;
 	mnl_attr_put_strz(nlh, NFTA_CHAIN_TABLE, b->kname);
 	mnl_attr_put_strz(nlh, NFTA_CHAIN_NAME, c->name);
+	/* base chain counters count what reaches the policy */
+	counters = mnl_attr_nest_start(nlh, NFTA_CHAIN_COUNTERS);
+	mnl_attr_put_u64(nlh, NFTA_COUNTER_PACKETS, 0);
+	mnl_attr_put_u64(nlh, NFTA_COUNTER_BYTES, 0);
+	mnl_attr_nest_end(nlh, counters);
+	mnl_attr_put_u32(nlh, NFTA_CHAIN_POLICY, htonl(c->policy));
+	if (kept) {
+		cgfw_nl_batch_done(b->nb);
+		goto out;
+	}
 	hook = mnl_attr_nest_start(nlh, NFTA_CHAIN_HOOK);
 	mnl_attr_put_u32(nlh, NFTA_HOOK_HOOKNUM,
 			 htonl(c->dir == CGFW_EGRESS ? NF_CGROUP_EGRESS :
@@ -717,24 +891,43 @@ static void emit_base_chain(struct build *b, const struct ir_chain *c)
 	mnl_attr_put_u32(nlh, NFTA_HOOK_PRIORITY, htonl(c->priority));
 	mnl_attr_put_u64(nlh, NFTA_HOOK_CGROUP_ID, htobe64(c->cgroup.id));
 	mnl_attr_nest_end(nlh, hook);
-	mnl_attr_put_u32(nlh, NFTA_CHAIN_POLICY, htonl(c->policy));
-	/* base chain counters count what reaches the policy */
-	counters = mnl_attr_nest_start(nlh, NFTA_CHAIN_COUNTERS);
-	mnl_attr_put_u64(nlh, NFTA_COUNTER_PACKETS, 0);
-	mnl_attr_put_u64(nlh, NFTA_COUNTER_BYTES, 0);
-	mnl_attr_nest_end(nlh, counters);
 	mnl_attr_put_strz(nlh, NFTA_CHAIN_TYPE, "filter");
 	mnl_attr_put(nlh, NFTA_CHAIN_USERDATA, nftnl_udata_buf_len(ud),
 		     nftnl_udata_buf_data(ud));
 	cgfw_nl_batch_done(b->nb);
 out:
-	nftnl_udata_buf_free(ud);
+	if (ud)
+		nftnl_udata_buf_free(ud);
 }
 
 /* ---- a table, and a ruleset ---- */
 
+/* Which base chains of the table replaced (@b->old) stay. */
+static int find_kept(struct build *b, const struct ir_table *t)
+{
+	const struct ir_chain *c, *o;
+	size_t n = 0;
+
+	list_for_each_entry(c, &t->chains, list)
+		n++;
+	b->n_kept = 0;
+	b->kept = calloc(n + 1, sizeof(*b->kept));
+	if (!b->kept)
+		return -ENOMEM;
+	list_for_each_entry(c, &t->chains, list) {
+		o = c->base ? keepable(b, c) : NULL;
+		if (o)
+			b->kept[b->n_kept++] = (struct kept){ c, o };
+	}
+	return b->err;
+}
+
+/*
+ * Table @t: made, or made again in place of @old (@replace: an owned
+ * table without cgfw_apply, from an older cgfw, is deleted first).
+ */
 static void emit_ir_table(struct build *b, const struct ir_table *t,
-			  bool replace)
+			  const struct ir_table *old, bool replace)
 {
 	bool dispatch = b->tg->dispatch;
 	char run[NFT_NAME_MAXLEN + 16];
@@ -742,11 +935,15 @@ static void emit_ir_table(struct build *b, const struct ir_table *t,
 	const struct ir_set *s;
 
 	b->n_anon = 0;	/* anonymous set names are per table */
+	b->old = old;
+	if (old && find_kept(b, t))
+		return;
 	emit_table(b, t, replace);
+	emit_apply_chain(b, t);
 	/* chains first: verdict maps and jumps refer to them */
 	list_for_each_entry(c, &t->chains, list) {
 		if (c->base && b->tg->native) {
-			emit_base_chain(b, c);
+			emit_base_chain(b, c, is_kept(b, c, false));
 			continue;
 		}
 		emit_chain(b, c, c->name);
@@ -765,18 +962,29 @@ static void emit_ir_table(struct build *b, const struct ir_table *t,
 	}
 	list_for_each_entry(c, &t->chains, list)
 		if (c->base && dispatch)
-			emit_dispatch(b, c);
+			emit_dispatch(b, c, is_kept(b, c, false));
+}
+
+static const struct ir_table *find_table(const struct cgfw_ruleset *rs,
+					 const char *name)
+{
+	const struct ir_table *t;
+
+	list_for_each_entry(t, &rs->tables, list)
+		if (!strcmp(t->name, name))
+			return t;
+	return NULL;
 }
 
 int cgfw_nft_build(struct cgfw_ctx *ctx, const struct nft_target *tg,
 		   const struct cgfw_ruleset *rs,
-		   bool (*replace)(const char *kname, void *data), void *data,
+		   const struct cgfw_ruleset *installed,
 		   const struct cgfw_apply_info *ai, struct cgfw_nl_batch *nb)
 {
 	struct build b = {
 		.tg = tg, .ctx = ctx, .rs = rs, .nb = nb, .ai = ai,
 	};
-	const struct ir_table *t;
+	const struct ir_table *t, *old;
 	int ret = 0;
 
 	b.scratch = malloc(SCRATCH_SIZE);
@@ -787,7 +995,12 @@ int cgfw_nft_build(struct cgfw_ctx *ctx, const struct nft_target *tg,
 		ret = ret ? : check_names(&b, t);
 		if (ret)
 			break;
-		emit_ir_table(&b, t, replace && replace(b.kname, data));
+		old = installed ? find_table(installed, b.kname) : NULL;
+		emit_ir_table(&b, t,
+			      old && cgfw_ir_find_chain(old, CGFW_APPLY_CHAIN) ?
+			      old : NULL, old);
+		free(b.kept);
+		b.kept = NULL;
 		ret = b.err ? : nb->err;
 		if (ret)
 			break;

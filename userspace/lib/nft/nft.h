@@ -28,11 +28,22 @@
  *
  * What cgfw needs to find its tables again is kept in the kernel with
  * them, as userdata TLVs of cgfw's own types next to nft's (nft ignores
- * the types it does not know): on the table, that cgfw made it and which
- * apply; on a bound chain, its direction, policy and cgroup; on a rule,
- * its text as the user wrote it. Everything goes to the kernel in one
- * batch, which deletes the previous version of the table too: all or
- * nothing.
+ * the types it does not know): on the table, that cgfw made it; on a
+ * bound chain, its direction, policy and cgroup; on a rule, its text as
+ * the user wrote it; on an empty chain cgfw_apply, which apply made what
+ * the table holds now. A bound chain's policy is the native base chain's
+ * own, and the emulation's is the verdict that ends cgfw_run_C.
+ *
+ * Everything goes to the kernel in one batch: all or nothing. A table
+ * applied again keeps the base chains whose hook, priority, policy and
+ * cgroup have not changed, and the batch replaces their rules and every
+ * other chain and set. nf_tables swaps a chain's rules at one reading of
+ * the generation, so each packet runs either the old rules or the new
+ * ones, whole. (A base chain made anew is on the hook beside the old one
+ * during the commit, each reading the generation for itself: a packet
+ * could meet the new chain before its rules and the old one after its
+ * rules were gone.) nf_tables cannot change a table's userdata, which is
+ * why the apply is recorded on a chain made anew each time.
  */
 #ifndef CGFW_NFT_NFT_H
 #define CGFW_NFT_NFT_H
@@ -47,6 +58,7 @@
 #define CGFW_CHAIN_PREFIX	"cgfw_"		/* reserved for the chains below */
 #define CGFW_HOOK_PREFIX	"cgfw_hook_"	/* a bound chain's base chain */
 #define CGFW_RUN_PREFIX		"cgfw_run_"	/* runs it, then its policy */
+#define CGFW_APPLY_CHAIN	"cgfw_apply"	/* records the apply */
 #define CGFW_OWNER_COMMENT	"cgfw: "	/* the start of a table's comment */
 
 /* Userdata TLV types of cgfw's own (nft's are below 8). */
@@ -54,20 +66,24 @@ enum {
 	/* on a table */
 	CGFW_UD_TABLE_FORMAT = 0xc0,	/* u32: the version of what follows */
 	CGFW_UD_TABLE_NAME,		/* strz: the user's table name */
-	CGFW_UD_TABLE_GEN,		/* u64: the apply that made it */
-	CGFW_UD_TABLE_WITH_BPF,		/* u32: that apply had bpf too */
+	CGFW_UD_TABLE_GEN,		/* u64: the apply (format 1 only) */
+	CGFW_UD_TABLE_WITH_BPF,		/* u32: it had bpf (format 1 only) */
 	/* on a bound chain: the native base chain, the emulation's hook */
 	CGFW_UD_CHAIN_NAME = 0xc0,	/* strz: the user's chain (emulated) */
 	CGFW_UD_CHAIN_DIR,		/* u32: enum cgfw_dir */
-	CGFW_UD_CHAIN_POLICY,		/* u32: NF_ACCEPT or NF_DROP */
+	CGFW_UD_CHAIN_POLICY,		/* u32: the policy (format 1 only) */
 	CGFW_UD_CHAIN_CGROUP_PATH,	/* strz: the path bound to */
 	CGFW_UD_CHAIN_CGROUP_ID,	/* u64: the cgroup bound to */
+	/* on chain cgfw_apply */
+	CGFW_UD_APPLY_GEN = 0xc8,	/* u64: the apply that made the table's content */
+	CGFW_UD_APPLY_WITH_BPF,		/* u32: that apply had bpf too */
 	/* on a rule */
 	CGFW_UD_RULE_TEXT = 0xc0,	/* strz: the rule as the user wrote it */
 	CGFW_UD_RULE_TEXT_LEN,		/* u32: its whole length, if cut */
 };
 
-#define CGFW_UD_FORMAT 1
+/* 1: the apply on the table; 2: on chain cgfw_apply */
+#define CGFW_UD_FORMAT 2
 
 /* Where a target puts tables. */
 struct nft_target {
@@ -103,21 +119,27 @@ int cgfw_nft_tables(struct cgfw_ctx *ctx, const struct nft_target *tg,
 /* A table of @tg's family that cgfw made (from its userdata). */
 struct nftnl_table;
 bool cgfw_nft_owned(const struct nftnl_table *t, const struct nft_target *tg);
-/* The apply that made an owned table (gen 0: before cgfw kept one). */
+/*
+ * The apply that made an owned table (gen 0: before cgfw kept one), from
+ * the table (format 1) and its chain cgfw_apply (@apply, if not NULL).
+ */
+struct nftnl_chain;
 void cgfw_nft_made_by(const struct nftnl_table *t, const struct nft_target *tg,
+		      const struct nftnl_chain *apply,
 		      struct cgfw_apply_info *ai);
 /* The user's name of an owned table. */
 const char *cgfw_nft_user_name(const struct nftnl_table *t,
 			       const struct nft_target *tg);
 
 /*
- * Add to @nb the batch that makes the tables of @rs in @tg's family: each
- * replaces the table cgfw made before (@replace(name) true), made by the
- * apply @ai. Errors (with places) into @ctx.
+ * Add to @nb the batch that makes the tables of @rs in @tg's family, by
+ * the apply @ai: each replaces the table of its name in @installed (cgfw's
+ * tables as read back, without rules), keeping the base chains it can.
+ * Errors (with places) into @ctx.
  */
 int cgfw_nft_build(struct cgfw_ctx *ctx, const struct nft_target *tg,
 		   const struct cgfw_ruleset *rs,
-		   bool (*replace)(const char *kname, void *data), void *data,
+		   const struct cgfw_ruleset *installed,
 		   const struct cgfw_apply_info *ai, struct cgfw_nl_batch *nb);
 
 /* The tables of @tg (one, or every one if @name is NULL) into @l. */
@@ -130,6 +152,10 @@ int cgfw_nft_read(struct cgfw_ctx *ctx, const struct nft_target *tg,
  */
 int cgfw_nft_read_ir(struct cgfw_ctx *ctx, const struct nft_target *tg,
 		     const char *name, bool elems, struct cgfw_ruleset *out);
+
+/* cgfw's tables of @tg, their chains and sets without rules or elements. */
+int cgfw_nft_read_installed(struct cgfw_ctx *ctx, const struct nft_target *tg,
+			    struct cgfw_ruleset *out);
 
 /* The generation of cgfw's table @name of @tg; -ENOENT: none. */
 int cgfw_nft_generation(struct cgfw_ctx *ctx, const struct nft_target *tg,

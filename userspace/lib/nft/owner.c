@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include <libmnl/libmnl.h>
+#include <libnftnl/chain.h>
 #include <libnftnl/table.h>
 #include <libnftnl/udata.h>
 #include <linux/netfilter.h>
@@ -104,15 +105,35 @@ const char *cgfw_nft_user_name(const struct nftnl_table *t,
 	return nftnl_table_get_str(t, NFTNL_TABLE_NAME) + strlen(tg->prefix);
 }
 
+static int apply_ud_cb(const struct nftnl_udata *attr, void *data)
+{
+	struct cgfw_apply_info *ai = data;
+	const void *v = nftnl_udata_get(attr);
+	uint8_t len = nftnl_udata_len(attr);
+
+	if (nftnl_udata_type(attr) == CGFW_UD_APPLY_GEN && len == 8)
+		memcpy(&ai->gen, v, 8);
+	else if (nftnl_udata_type(attr) == CGFW_UD_APPLY_WITH_BPF && len == 4)
+		ai->bpf = nftnl_udata_get_u32(attr);
+	return 0;
+}
+
 void cgfw_nft_made_by(const struct nftnl_table *t, const struct nft_target *tg,
+		      const struct nftnl_chain *apply,
 		      struct cgfw_apply_info *ai)
 {
 	struct table_ud u;
+	const void *ud;
+	uint32_t len;
 
 	table_ud(t, &u);
 	ai->gen = u.gen;
 	ai->nft_family = tg->family;
 	ai->bpf = u.with_bpf;
+	ud = apply ? nftnl_chain_get_data(apply, NFTNL_CHAIN_USERDATA, &len) :
+		     NULL;
+	if (ud)
+		nftnl_udata_parse(ud, len, apply_ud_cb, ai);
 }
 
 static int push(char ***v, size_t *n, const char *s)
@@ -151,7 +172,7 @@ static int tables_cb(const struct nlmsghdr *nlh, void *data)
 		goto out;
 	}
 	ts->made_by = g;
-	cgfw_nft_made_by(t, ts->tg, &g[ts->n_owned]);
+	cgfw_nft_made_by(t, ts->tg, NULL, &g[ts->n_owned]);
 	ts->err = ts->err ? : push(&ts->owned, &ts->n_owned, name);
 out:
 	if (t)
@@ -173,6 +194,32 @@ void cgfw_nft_tables_release(struct nft_tables *ts)
 	memset(ts, 0, sizeof(*ts));
 }
 
+/* Chain cgfw_apply of an owned table: the apply that made its content. */
+static int apply_chain_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct nft_tables *ts = data;
+	struct nftnl_chain *c = nftnl_chain_alloc();
+	const void *ud;
+	uint32_t len;
+	ssize_t i;
+
+	if (!c || nftnl_chain_nlmsg_parse(nlh, c) < 0) {
+		ts->err = -ENOMEM;
+		goto out;
+	}
+	if (strcmp(nftnl_chain_get_str(c, NFTNL_CHAIN_NAME), CGFW_APPLY_CHAIN))
+		goto out;
+	i = cgfw_nft_find(ts->owned, ts->n_owned,
+			  nftnl_chain_get_str(c, NFTNL_CHAIN_TABLE));
+	ud = nftnl_chain_get_data(c, NFTNL_CHAIN_USERDATA, &len);
+	if (i >= 0 && ud)
+		nftnl_udata_parse(ud, len, apply_ud_cb, &ts->made_by[i]);
+out:
+	if (c)
+		nftnl_chain_free(c);
+	return MNL_CB_OK;
+}
+
 /* The tables of @tg's family: cgfw's and the others. */
 int cgfw_nft_list_tables(struct mnl_socket *nl, const struct nft_target *tg,
 			 struct nft_tables *ts)
@@ -186,6 +233,11 @@ int cgfw_nft_list_tables(struct mnl_socket *nl, const struct nft_target *tg,
 	nlh = nftnl_nlmsg_build_hdr(buf, NFT_MSG_GETTABLE, tg->family,
 				    NLM_F_DUMP, 1);
 	ret = cgfw_nl_dump(nl, nlh, tables_cb, ts);
+	if (ret || ts->err || !ts->n_owned)
+		return ts->err ? : ret;
+	nlh = nftnl_nlmsg_build_hdr(buf, NFT_MSG_GETCHAIN, tg->family,
+				    NLM_F_DUMP, 2);
+	ret = cgfw_nl_dump(nl, nlh, apply_chain_cb, ts);
 	return ts->err ? : ret;
 }
 

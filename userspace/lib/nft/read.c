@@ -56,6 +56,18 @@ int cgfw_nft_read_ir(struct cgfw_ctx *ctx, const struct nft_target *tg,
 	return ret;
 }
 
+int cgfw_nft_read_installed(struct cgfw_ctx *ctx, const struct nft_target *tg,
+			    struct cgfw_ruleset *out)
+{
+	struct want w = { .tg = tg };
+	struct readback_opts ro = {
+		.family = tg->family, .want = want_table, .data = &w,
+		.no_elems = true, .no_rules = true,
+	};
+
+	return cgfw_readback(ctx, out, &ro);
+}
+
 /* ---- userdata ---- */
 
 struct chain_ud {
@@ -192,6 +204,16 @@ static void bind_from(struct model_chain *mc, const struct chain_ud *u)
 	mc->binding = cgfw_model_binding_of(u->path, u->id);
 }
 
+/* The verdict of an immediate expression into @data (a uint32_t). */
+static int verdict_of(struct nftnl_expr *e, void *data)
+{
+	if (!strcmp(nftnl_expr_get_str(e, NFTNL_EXPR_NAME), "immediate") &&
+	    nftnl_expr_is_set(e, NFTNL_EXPR_IMM_VERDICT))
+		*(uint32_t *)data = nftnl_expr_get_u32(e,
+						       NFTNL_EXPR_IMM_VERDICT);
+	return 0;
+}
+
 /* The emulation: the user's chain, bound by cgfw_hook_C, policy in run. */
 static int emulated_chain(struct model_table *mt, const struct ir_table *t,
 			  const struct ir_chain *c)
@@ -225,6 +247,7 @@ static int emulated_chain(struct model_table *mt, const struct ir_table *t,
 			pol = list_entry(run->rules.prev, struct ir_rule, list);
 			nftnl_expr_foreach(pol->nl, rule_expr, &tmp);
 			mc->policy_counter = tmp.counter;
+			nftnl_expr_foreach(pol->nl, verdict_of, &mc->policy);
 		}
 	}
 	return add_rules(mc, c);
@@ -277,7 +300,8 @@ static int to_model(const struct nft_target *tg, const struct ir_table *t,
 	if (!mt->name || !mt->kernel_name)
 		return -ENOMEM;
 	mt->handle = nftnl_table_get_u64(t->nl, NFTNL_TABLE_HANDLE);
-	cgfw_nft_made_by(t->nl, tg, &ai);
+	c = cgfw_ir_find_chain(t, CGFW_APPLY_CHAIN);
+	cgfw_nft_made_by(t->nl, tg, c ? c->nl : NULL, &ai);
 	mt->generation = ai.gen;
 	if (!mt->generation &&
 	    cgfw_strdup(&mt->note,
@@ -295,10 +319,12 @@ static int to_model(const struct nft_target *tg, const struct ir_table *t,
 			return ret;
 	}
 	list_for_each_entry(c, &t->chains, list) {
+		if (!strncmp(c->name, CGFW_CHAIN_PREFIX,
+			     strlen(CGFW_CHAIN_PREFIX)))
+			continue;	/* cgfw's own */
 		if (tg->native)
 			ret = native_chain(mt, c);
-		else if (strncmp(c->name, CGFW_CHAIN_PREFIX,
-				 strlen(CGFW_CHAIN_PREFIX)))
+		else
 			ret = emulated_chain(mt, t, c);
 		if (ret)
 			return ret;

@@ -28,13 +28,6 @@ struct staged {
 	const struct cgfw_source *src;
 };
 
-static bool replace_owned(const char *kname, void *data)
-{
-	struct nft_tables *ts = data;
-
-	return cgfw_nft_find(ts->owned, ts->n_owned, kname) >= 0;
-}
-
 /* A table of that name that cgfw did not make is not replaced. */
 static int check_others(struct cgfw_ctx *ctx, const struct nft_target *tg,
 			const struct cgfw_ruleset *rs, struct nft_tables *ts)
@@ -59,6 +52,7 @@ static int nft_stage(struct cgfw_ctx *ctx, const struct nft_target *tg,
 		     const struct cgfw_apply_info *ai, void **priv)
 {
 	struct staged *st = calloc(1, sizeof(*st));
+	struct cgfw_ruleset installed = { 0 };
 	struct nft_tables ts;
 	int ret;
 
@@ -76,9 +70,13 @@ static int nft_stage(struct cgfw_ctx *ctx, const struct nft_target *tg,
 		cgfw_err(ctx, "cannot list the nf_tables tables: %s",
 			 strerror(-ret));
 	ret = ret ? : check_others(ctx, tg, rs, &ts);
+	cgfw_ir_init(&installed);
+	/* what is replaced: its chains and sets, to keep its base chains */
+	if (!ret && ts.n_owned)
+		ret = cgfw_nft_read_installed(ctx, tg, &installed);
 	ret = ret ? : cgfw_nl_batch_init(&st->nb);
-	ret = ret ? : cgfw_nft_build(ctx, tg, rs, replace_owned, &ts, ai,
-				     &st->nb);
+	ret = ret ? : cgfw_nft_build(ctx, tg, rs, &installed, ai, &st->nb);
+	cgfw_ir_release(&installed);
 	cgfw_nft_tables_release(&ts);
 	if (ret) {
 		cgfw_nl_batch_release(&st->nb);
