@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/wait.h>
@@ -793,20 +794,23 @@ static void on_term(int sig)
 }
 
 /*
- * Send to a dropped port until told to stop, without pausing; count the
- * sends and the ones refused with EPERM into @counts.
+ * Send to a dropped port until told to stop, pausing 50 us between sends
+ * (without a pause the senders starve the applies in an emulated guest);
+ * count the sends and the ones refused with EPERM into @counts.
  */
 static void hammer(const struct target *t, unsigned long counts[2])
 {
 	signal(SIGTERM, on_term);
+	prctl(PR_SET_TIMERSLACK, 1UL);	/* 50 us, not 100 */
 	while (!stop_sender) {
 		if (probe_udp_send(t->ip, t->port) == PROBE_EPERM)
 			__atomic_add_fetch(&counts[1], 1, __ATOMIC_RELAXED);
 		__atomic_add_fetch(&counts[0], 1, __ATOMIC_RELAXED);
+		usleep(50);
 	}
 }
 
-#define REAPPLIES	100
+#define REAPPLIES	60
 
 /*
  * The handle of the base chain that holds chain "out" of table t on the
@@ -839,7 +843,7 @@ static unsigned long long base_chain_handle(const char *backend)
 }
 
 /*
- * 100 re-applies under a sender on every CPU (at least two), each version
+ * 60 re-applies under a sender on every CPU (at least two), each version
  * dropping the port sent to: every send is refused, none received. The
  * versions differ in a rule, and every other one in the chain's policy,
  * so each re-apply replaces rules (a base chain kept: docs/design.rst).

@@ -9,7 +9,8 @@
 #     a rename over a file with a sender looping all the while, two files
 #     with one table, a Kubernetes ConfigMap's ..data swap, a FIFO, files
 #     another user could write, a second daemon, SIGTERM while it waits
-#     for the lock; nft flush ruleset (nftables.service) under the daemon
+#     for the lock; nft flush ruleset (nftables.service) under the daemon,
+#     which holds its tables, and under one that does not (--no-hold)
 #   - other users: the lock and the bpffs directory
 #   - names: a Docker-length cgroup path, long table names
 #   - the root cgroup, a mount namespace of its own, few file descriptors
@@ -144,14 +145,47 @@ for b in $backends; do
 	check "$b: a removed file's table stays for the settle time" dropped_in "$cg" 9310
 	check "$b: and goes after it" wait_for 30 not has_table gone
 
-	# nftables.service: nft flush ruleset
+	# nftables.service: nft flush ruleset, which passes by the tables
+	# the daemon holds; cgfw by hand is refused and says why
 	if [ "$b" != bpf ]; then
 		nft flush ruleset
-		check "$b: after nft flush ruleset the daemon applies the tables again" \
-			wait_for 5 dropped_in "$cg" 9201
-		check "$b: and says why" \
-			wait_for 5 said 'changed by another program'
+		check "$b: nft flush ruleset leaves the daemon's tables in force" \
+			dropped_in "$cg" 9201
+		# (the native family's table: Debian's nft cannot name it)
+		if nft list table inet cgfw_ed >/dev/null 2>&1; then
+			check "$b: nft delete table is refused (the daemon holds it)" \
+				not nft delete table inet cgfw_ed
+		fi
+		check "$b: so is cgfw delete, with the reason" \
+			bash -c "'$CGFW' delete ed 2>&1 | grep -q 'held by another process'"
+		check "$b: and the table is still in force" dropped_in "$cg" 9201
+		sleep 0.3
+		check "$b: the daemon had nothing to restore" \
+			not said 'changed by another program'
 	fi
+	stop_daemon
+	if [ "$b" != bpf ]; then
+		check "$b: a stopped daemon leaves its tables in force" \
+			dropped_in "$cg" 9201
+		check "$b: for any cgfw command to change" \
+			"$CGFW" delete ed
+	fi
+done
+
+# With --no-hold (or a kernel before 6.9, which cannot hold a table) the
+# daemon notices nft flush ruleset and applies its tables again.
+for b in $backends; do
+	[ "$b" = bpf ] && continue
+	"$CGFW" flush
+	rm -rf "${rules:?}"/* "$rules"/..?* 2>/dev/null
+	table nh "$cg" 9210 > "$rules/nh.nft"
+	start_daemon "$b" --no-hold
+	check "$b --no-hold: applied" wait_for 30 dropped_in "$cg" 9210
+	nft flush ruleset
+	check "$b --no-hold: after nft flush ruleset the daemon applies the table again" \
+		wait_for 5 dropped_in "$cg" 9210
+	check "$b --no-hold: and says why" \
+		wait_for 5 said 'changed by another program'
 	stop_daemon
 done
 

@@ -62,6 +62,7 @@ struct opts {
 	const char *dir;
 	bool no_guard;
 	bool no_strict;
+	bool no_hold;
 };
 
 static const struct cmd *current;
@@ -77,6 +78,7 @@ static int parse_opts(struct cli *cli, int argc, char **argv,
 		{ "dir", required_argument, NULL, 'd' },
 		{ "no-guard", no_argument, NULL, 'G' },
 		{ "no-strict-modes", no_argument, NULL, 'S' },
+		{ "no-hold", no_argument, NULL, 'H' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -113,6 +115,9 @@ static int parse_opts(struct cli *cli, int argc, char **argv,
 			break;
 		case 'S':
 			o->no_strict = true;
+			break;
+		case 'H':
+			o->no_hold = true;
 			break;
 		default:
 			return usage_error(cli, current, "unknown option '%s'",
@@ -318,6 +323,13 @@ static int do_status(struct cli *cli, int argc, char **argv)
 	return EXIT_OK;
 }
 
+static void print_cb(enum cgfw_log_level level, const char *msg, void *data)
+{
+	(void)data;
+	fprintf(stderr, "cgfw: %s%s\n", level == CGFW_LOG_WARN ? "warning: " : "",
+		msg);
+}
+
 static int do_daemon(struct cli *cli, int argc, char **argv)
 {
 	struct opts o;
@@ -325,12 +337,24 @@ static int do_daemon(struct cli *cli, int argc, char **argv)
 
 	struct cgfw_daemon_opts d;
 
-	ret = parse_opts(cli, argc, argv, "+b:d:GS", &o, &i);
+	ret = parse_opts(cli, argc, argv, "+b:d:GSH", &o, &i);
 	if (ret)
 		return ret;
 	if (i != argc)
 		return usage_error(cli, current, "unexpected argument '%s'",
 				   argv[i]);
+	if (!o.no_hold) {
+		/* its tables are its own while it runs */
+		CGFW_OPTS(cgfw_ctx_opts, copts, .print = print_cb,
+			  .log_level = CGFW_LOG_INFO, .hold_tables = true);
+
+		cgfw_ctx__free(cli->ctx);
+		if (cgfw_ctx__new(&cli->ctx, &copts)) {
+			cli->ctx = NULL;
+			fprintf(stderr, "cgfw: %s\n", strerror(errno));
+			return EXIT_ERROR;
+		}
+	}
 	d = (struct cgfw_daemon_opts){
 		.dir = o.dir ? o.dir : "/etc/cgfw",
 		.backend = o.backend,
@@ -355,7 +379,7 @@ static const struct cmd cmds[] = {
 	{ "delete", do_delete, "TABLE", "remove one table cgfw installed" },
 	{ "flush", do_flush, "", "remove every table cgfw installed, and nothing else" },
 	{ "status", do_status, "[-j]", "what this machine supports" },
-	{ "daemon", do_daemon, "[-b " BACKEND_SPEC "] [-d DIR] [--no-guard] [--no-strict-modes]",
+	{ "daemon", do_daemon, "[-b " BACKEND_SPEC "] [-d DIR] [--no-guard] [--no-strict-modes] [--no-hold]",
 	  "apply every DIR/*.nft (default /etc/cgfw) and keep each table bound to its cgroup paths as they are removed and made again; chains with policy drop are guarded until then; runs in the foreground" },
 	{ "help", do_help, "", "this text" },
 	{ NULL, NULL, NULL, NULL },
@@ -374,13 +398,6 @@ static int do_help(struct cli *cli, int argc, char **argv)
 	printf("\n  %s --version\n", cli->prog);
 	printf("\nExit status: 0 success, 1 error, 2 bad usage. See cgfw(8).\n");
 	return EXIT_OK;
-}
-
-static void print_cb(enum cgfw_log_level level, const char *msg, void *data)
-{
-	(void)data;
-	fprintf(stderr, "cgfw: %s%s\n", level == CGFW_LOG_WARN ? "warning: " : "",
-		msg);
 }
 
 int main(int argc, char **argv)

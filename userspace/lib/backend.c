@@ -375,6 +375,10 @@ static int apply(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 			ai.bpf = true;
 	}
 	/* everything that can fail, before anything changes */
+	list_for_each_entry(t, &rs->tables, list)
+		for (i = 0; !ret && i < ARRAY_SIZE(all_backends); i++)
+			if (all_backends[i]->held)
+				ret = all_backends[i]->held(ctx, t->name);
 	for (i = 0; !ret && i < n; i++)
 		ret = be[i]->stage(ctx, rs, &ai, &priv[i]);
 	if (ret) {
@@ -473,6 +477,12 @@ static int remove_all(struct cgfw_ctx *ctx, const char *name)
 	size_t i, pass;
 	int ret;
 
+	for (i = 0; i < ARRAY_SIZE(all_backends); i++) {
+		ret = all_backends[i]->held ? all_backends[i]->held(ctx, name) :
+					      0;
+		if (ret)
+			return ret;
+	}
 	for (pass = 0; pass < 2; pass++) {
 		for (i = 0; i < ARRAY_SIZE(all_backends); i++) {
 			be = all_backends[i];

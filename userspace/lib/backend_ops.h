@@ -60,6 +60,12 @@ struct backend_ops {
 	 */
 	int (*remove)(struct cgfw_ctx *ctx, const char *name);
 	/*
+	 * Optional: -EPERM, with the reason, if another process holds table
+	 * @name (NULL: any table) of this backend, so that this one cannot
+	 * change or remove it; asked before anything changes.
+	 */
+	int (*held)(struct cgfw_ctx *ctx, const char *name);
+	/*
 	 * Optional, for a delete that cannot remove a table in one step:
 	 * set it aside in one (it still runs, and is not listed), as the
 	 * mark that its delete has begun; bury() removes what is set aside,

@@ -73,9 +73,18 @@ struct cgfw_ctx_opts {
 	cgfw_print_fn print;
 	void *print_data;
 	enum cgfw_log_level log_level;	/* the most detailed sent; WARN */
+	/*
+	 * The nft tables this context makes or changes are held by it
+	 * (nf_tables' owner flag) until it is freed: no other process can
+	 * change or delete them, "nft flush ruleset" passes them by. When
+	 * the context is freed or the process dies they stay in force,
+	 * held by no one, for any cgfw command to change or take over.
+	 * Kernels before 6.9 cannot: then nothing is held. For a daemon.
+	 */
+	bool hold_tables;
 	size_t :0;
 };
-#define cgfw_ctx_opts__last_field log_level
+#define cgfw_ctx_opts__last_field hold_tables
 
 /**
  * cgfw_ctx__new() - create a library context

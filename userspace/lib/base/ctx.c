@@ -48,6 +48,7 @@ CGFW_API int cgfw_ctx__new(struct cgfw_ctx **out,
 	ctx->print = CGFW_OPTS_GET(opts, print, NULL);
 	ctx->print_data = CGFW_OPTS_GET(opts, print_data, NULL);
 	ctx->log_level = CGFW_OPTS_GET(opts, log_level, CGFW_LOG_WARN);
+	ctx->hold_tables = CGFW_OPTS_GET(opts, hold_tables, false);
 	cgfw_sb_init(&ctx->err);
 	*out = ctx;
 	return 0;
@@ -57,6 +58,8 @@ CGFW_API void cgfw_ctx__free(struct cgfw_ctx *ctx)
 {
 	if (!ctx)
 		return;
+	if (ctx->holder)
+		ctx->holder_close(ctx->holder);
 	cgfw_sb_release(&ctx->err);
 	free(ctx);
 }

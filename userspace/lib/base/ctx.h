@@ -32,6 +32,10 @@ struct cgfw_ctx {
 	void *print_data;
 	enum cgfw_log_level log_level;
 	struct strbuf err;	/* messages of the current call's failure */
+	bool hold_tables;
+	/* the netlink socket that holds the tables (nl/netlink.c) */
+	void *holder;
+	void (*holder_close)(void *holder);
 };
 
 /* Start a library call: forget the previous call's error. */

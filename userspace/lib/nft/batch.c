@@ -50,6 +50,8 @@ struct build {
 	struct cgfw_nl_batch *nb;
 	const struct cgfw_apply_info *ai;
 	char kname[NFT_NAME_MAXLEN + 8];
+	uint32_t table_flags;		/* of the tables made */
+	bool take;			/* take over the tables kept */
 	const struct ir_table *old;	/* the table replaced, if kept */
 	struct kept {
 		const struct ir_chain *now, *old;
@@ -217,11 +219,23 @@ static void emit_table(struct build *b, const struct ir_table *t,
 		build_error(b, -ENOMEM);
 		goto out;
 	}
+	nftnl_table_set_str(nt, NFTNL_TABLE_NAME, b->kname);
 	if (b->old) {
+		/* ours already, or no one's: then ours (nf_tables_updtable) */
+		if (b->take) {
+			nftnl_table_set_u32(nt, NFTNL_TABLE_FLAGS,
+					    CGFW_TABLE_HELD);
+			nlh = cgfw_nl_batch_next(b->nb, NFT_MSG_NEWTABLE,
+						 b->tg->family, 0, &t->loc,
+						 "taking over the table");
+			if (nlh) {
+				nftnl_table_nlmsg_build_payload(nlh, nt);
+				cgfw_nl_batch_done(b->nb);
+			}
+		}
 		emit_clear(b);
 		goto out;
 	}
-	nftnl_table_set_str(nt, NFTNL_TABLE_NAME, b->kname);
 	if (replace) {
 		nlh = cgfw_nl_batch_next(b->nb, NFT_MSG_DELTABLE,
 					 b->tg->family, 0, &t->loc,
@@ -247,6 +261,8 @@ static void emit_table(struct build *b, const struct ir_table *t,
 	ud_put_strz(ud, 0 /* NFTNL_UDATA_TABLE_COMMENT */, comment); /* if it fits */
 	nftnl_table_set_data(nt, NFTNL_TABLE_USERDATA, nftnl_udata_buf_data(ud),
 			     nftnl_udata_buf_len(ud));
+	if (b->table_flags)
+		nftnl_table_set_u32(nt, NFTNL_TABLE_FLAGS, b->table_flags);
 	nlh = cgfw_nl_batch_next(b->nb, NFT_MSG_NEWTABLE, b->tg->family,
 				 NLM_F_CREATE | NLM_F_EXCL, &t->loc,
 				 "the table");
@@ -985,8 +1001,13 @@ int cgfw_nft_build(struct cgfw_ctx *ctx, const struct nft_target *tg,
 		.tg = tg, .ctx = ctx, .rs = rs, .nb = nb, .ai = ai,
 	};
 	const struct ir_table *t, *old;
+	bool keep;
 	int ret = 0;
 
+	if (cgfw_nft_can_hold(ctx, tg->family)) {
+		b.table_flags = CGFW_TABLE_HELD;
+		b.take = ctx->hold_tables;
+	}
 	b.scratch = malloc(SCRATCH_SIZE);
 	if (!b.scratch)
 		return -ENOMEM;
@@ -996,9 +1017,14 @@ int cgfw_nft_build(struct cgfw_ctx *ctx, const struct nft_target *tg,
 		if (ret)
 			break;
 		old = installed ? find_table(installed, b.kname) : NULL;
-		emit_ir_table(&b, t,
-			      old && cgfw_ir_find_chain(old, CGFW_APPLY_CHAIN) ?
-			      old : NULL, old);
+		/*
+		 * kept, unless made by a cgfw before cgfw_apply, or not
+		 * persistent where it could be (only a new table can be)
+		 */
+		keep = old && cgfw_ir_find_chain(old, CGFW_APPLY_CHAIN) &&
+		       (nftnl_table_get_u32(old->nl, NFTNL_TABLE_FLAGS) &
+			b.table_flags) == b.table_flags;
+		emit_ir_table(&b, t, keep ? old : NULL, old);
 		free(b.kept);
 		b.kept = NULL;
 		ret = b.err ? : nb->err;

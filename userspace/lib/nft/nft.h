@@ -44,6 +44,14 @@
  * could meet the new chain before its rules and the old one after its
  * rules were gone.) nf_tables cannot change a table's userdata, which is
  * why the apply is recorded on a chain made anew each time.
+ *
+ * Where the kernel can (6.9), every table is made owned and persistent
+ * (NFT_TABLE_F_OWNER | NFT_TABLE_F_PERSIST): owned by the netlink socket
+ * that made it, which a context with hold_tables keeps, and left in force
+ * with no owner when that socket closes. While a table has an owner no
+ * other process can change it, and "nft flush ruleset" passes it by; a
+ * context with hold_tables takes over the tables it writes that have no
+ * owner (an update of their flags, in the same batch).
  */
 #ifndef CGFW_NFT_NFT_H
 #define CGFW_NFT_NFT_H
@@ -60,6 +68,10 @@
 #define CGFW_RUN_PREFIX		"cgfw_run_"	/* runs it, then its policy */
 #define CGFW_APPLY_CHAIN	"cgfw_apply"	/* records the apply */
 #define CGFW_OWNER_COMMENT	"cgfw: "	/* the start of a table's comment */
+
+/* NFT_TABLE_F_PERSIST (Linux 6.9), which bookworm's headers lack */
+#define CGFW_TABLE_F_PERSIST	0x4
+#define CGFW_TABLE_HELD		(NFT_TABLE_F_OWNER | CGFW_TABLE_F_PERSIST)
 
 /* Userdata TLV types of cgfw's own (nft's are below 8). */
 enum {
@@ -168,5 +180,15 @@ int cgfw_nft_update(struct cgfw_ctx *ctx, const struct nft_target *tg,
 /* Can this kernel hold an nf_tables table of @family (and a socket rule)? */
 bool cgfw_nft_probe_table(struct cgfw_ctx *ctx, uint16_t family,
 			  bool socket_rule);
+/*
+ * -EPERM, with the reason, if another process holds cgfw's table @name
+ * (NULL: any) of @tg (backend_ops.held).
+ */
+int cgfw_nft_held(struct cgfw_ctx *ctx, const struct nft_target *tg,
+		  const char *name);
+/* After a batch failed with @err: if the kernel said EPERM, why. */
+void cgfw_nft_held_hint(struct cgfw_ctx *ctx, int err);
+/* Can it hold a table of @family owned and kept past its owner (6.9)? */
+bool cgfw_nft_can_hold(struct cgfw_ctx *ctx, uint16_t family);
 
 #endif /* CGFW_NFT_NFT_H */

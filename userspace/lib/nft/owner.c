@@ -310,3 +310,91 @@ int cgfw_nft_tables(struct cgfw_ctx *ctx, const struct nft_target *tg,
 	*out = v;
 	return 0;
 }
+
+/* A table of cgfw's that another netlink socket than @self owns. */
+struct held_scan {
+	const struct nft_target *tg;
+	const char *kname;	/* NULL: any */
+	uint32_t self;
+	char name[NFT_NAME_MAXLEN];
+	uint32_t owner;
+	int err;
+};
+
+static int held_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct held_scan *h = data;
+	struct nftnl_table *t = nftnl_table_alloc();
+	const char *name;
+	uint32_t owner;
+
+	if (!t || nftnl_table_nlmsg_parse(nlh, t) < 0) {
+		h->err = -ENOMEM;
+		goto out;
+	}
+	name = nftnl_table_get_str(t, NFTNL_TABLE_NAME);
+	owner = nftnl_table_get_u32(t, NFTNL_TABLE_OWNER);
+	if (!h->owner && cgfw_nft_owned(t, h->tg) &&
+	    (!h->kname || !strcmp(name, h->kname)) &&
+	    nftnl_table_get_u32(t, NFTNL_TABLE_FLAGS) & NFT_TABLE_F_OWNER &&
+	    owner != h->self) {
+		snprintf(h->name, sizeof(h->name), "%s", name);
+		h->owner = owner;
+	}
+out:
+	if (t)
+		nftnl_table_free(t);
+	return MNL_CB_OK;
+}
+
+int cgfw_nft_held(struct cgfw_ctx *ctx, const struct nft_target *tg,
+		  const char *name)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE], kname[NFT_NAME_MAXLEN + 8];
+	char comm[64] = "", path[64];
+	struct held_scan h = { .tg = tg };
+	struct mnl_socket *nl;
+	struct nlmsghdr *nlh;
+	FILE *f;
+	int ret;
+
+	if (name) {
+		snprintf(kname, sizeof(kname), "%s%s", tg->prefix, name);
+		h.kname = kname;
+	}
+	if (ctx->holder)
+		h.self = mnl_socket_get_portid(ctx->holder);
+	ret = cgfw_nl_open(ctx, &nl);
+	if (ret)
+		return ret;
+	nlh = nftnl_nlmsg_build_hdr(buf, NFT_MSG_GETTABLE, tg->family,
+				    NLM_F_DUMP, 1);
+	ret = cgfw_nl_dump(nl, nlh, held_cb, &h);
+	mnl_socket_close(nl);
+	if (ret == -EAFNOSUPPORT || ret == -EOPNOTSUPP || ret == -EPROTONOSUPPORT)
+		return 0;	/* a family this kernel lacks holds nothing */
+	if (ret || h.err)
+		return h.err ? : ret;
+	if (!h.owner)
+		return 0;
+	/* a process's first netlink socket has its pid as its port */
+	snprintf(path, sizeof(path), "/proc/%u/comm", h.owner);
+	f = fopen(path, "r");
+	if (f) {
+		if (fgets(comm, sizeof(comm), f))
+			comm[strcspn(comm, "\n")] = '\0';
+		fclose(f);
+	}
+	cgfw_err(ctx, "table %s %s is held by another process (%s%s%u; nf_tables' owner flag), so cgfw cannot change it: %s",
+		 tg->family_name, h.name, comm, *comm ? ", pid " : "netlink port ",
+		 h.owner, !strcmp(comm, "cgfw") ?
+		 "change the rules file that cgfw daemon applies instead, or stop the daemon" :
+		 "stop that process, or let it change the table");
+	return -EPERM;
+}
+
+void cgfw_nft_held_hint(struct cgfw_ctx *ctx, int err)
+{
+	if (err == -EPERM)
+		cgfw_err(ctx, "a table of cgfw's is held by another process (nf_tables' owner flag): by the cgfw daemon, if one runs; change the rules file it applies instead, or stop it");
+}

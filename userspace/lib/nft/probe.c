@@ -12,11 +12,12 @@
 #include "nft/nft.h"
 
 /*
- * Try a table of @family with one output chain and, if @socket_rule, the
- * rule "socket cgroupv2 level 0 == 1 accept", in a throwaway namespace.
+ * Try a table of @family with @flags, with one output chain and, if
+ * @socket_rule, the rule "socket cgroupv2 level 0 == 1 accept", in a
+ * throwaway namespace.
  */
-bool cgfw_nft_probe_table(struct cgfw_ctx *ctx, uint16_t family,
-			  bool socket_rule)
+static bool probe(struct cgfw_ctx *ctx, uint16_t family, bool socket_rule,
+		  uint32_t flags)
 {
 	static const struct cgfw_source src = { .name = "probe" };
 	struct nftnl_table *t = nftnl_table_alloc();
@@ -38,6 +39,8 @@ bool cgfw_nft_probe_table(struct cgfw_ctx *ctx, uint16_t family,
 		goto out_ns;
 
 	nftnl_table_set_str(t, NFTNL_TABLE_NAME, "probe");
+	if (flags)
+		nftnl_table_set_u32(t, NFTNL_TABLE_FLAGS, flags);
 	nlh = cgfw_nl_batch_next(&nb, NFT_MSG_NEWTABLE, family, NLM_F_CREATE,
 				 NULL, NULL);
 	if (nlh)
@@ -98,4 +101,21 @@ out_free:
 		nftnl_rule_free(r);
 	cgfw_ctx_reset(ctx);	/* a failed probe is an answer, not an error */
 	return ok;
+}
+
+bool cgfw_nft_probe_table(struct cgfw_ctx *ctx, uint16_t family,
+			  bool socket_rule)
+{
+	return probe(ctx, family, socket_rule, 0);
+}
+
+bool cgfw_nft_can_hold(struct cgfw_ctx *ctx, uint16_t family)
+{
+	static int known[2];	/* inet, cgroup: 0 not asked, 1 yes, -1 no */
+	int *k = &known[family == NFPROTO_INET ? 0 : 1];
+
+	if (!*k)
+		*k = probe(ctx, family, false,
+			   CGFW_TABLE_HELD) ? 1 : -1;
+	return *k > 0;
 }

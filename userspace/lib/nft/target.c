@@ -22,6 +22,7 @@
 /* ---- apply ---- */
 
 struct staged {
+	struct cgfw_ctx *ctx;
 	const struct nft_target *tg;
 	struct cgfw_nl_batch nb;
 	struct mnl_socket *nl;
@@ -58,9 +59,10 @@ static int nft_stage(struct cgfw_ctx *ctx, const struct nft_target *tg,
 
 	if (!st)
 		return -ENOMEM;
+	st->ctx = ctx;
 	st->tg = tg;
 	st->src = &rs->src;
-	ret = cgfw_nl_open(ctx, &st->nl);
+	ret = cgfw_nl_writer(ctx, &st->nl);
 	if (ret) {
 		free(st);
 		return ret;
@@ -80,7 +82,7 @@ static int nft_stage(struct cgfw_ctx *ctx, const struct nft_target *tg,
 	cgfw_nft_tables_release(&ts);
 	if (ret) {
 		cgfw_nl_batch_release(&st->nb);
-		mnl_socket_close(st->nl);
+		cgfw_nl_writer_close(ctx, st->nl);
 		free(st);
 		return ret;
 	}
@@ -95,7 +97,7 @@ static void nft_abort(void *priv)
 	if (!st)
 		return;
 	cgfw_nl_batch_release(&st->nb);
-	mnl_socket_close(st->nl);
+	cgfw_nl_writer_close(st->ctx, st->nl);
 	free(st);
 }
 
@@ -105,6 +107,7 @@ static int nft_commit(struct cgfw_ctx *ctx, void *priv)
 	int ret;
 
 	ret = cgfw_nl_batch_commit(ctx, st->nl, &st->nb, st->src);
+	cgfw_nft_held_hint(ctx, ret);
 	nft_abort(st);
 	return ret;
 }
@@ -126,7 +129,7 @@ static int nft_remove(struct cgfw_ctx *ctx, const char *name,
 
 	if (name)
 		snprintf(kname, sizeof(kname), "%s%s", tg->prefix, name);
-	ret = cgfw_nl_open(ctx, &nl);
+	ret = cgfw_nl_writer(ctx, &nl);
 	if (ret)
 		return ret;
 	ret = cgfw_nft_list_tables(nl, tg, &ts);
@@ -155,11 +158,12 @@ static int nft_remove(struct cgfw_ctx *ctx, const char *name,
 		ret = name ? -ENOENT : 0;
 	else
 		ret = cgfw_nl_batch_commit(ctx, nl, &nb, &no_src);
+	cgfw_nft_held_hint(ctx, ret);
 out:
 	cgfw_nl_batch_release(&nb);
 out_nl:
 	cgfw_nft_tables_release(&ts);
-	mnl_socket_close(nl);
+	cgfw_nl_writer_close(ctx, nl);
 	return ret;
 }
 
@@ -239,6 +243,10 @@ static int fn##_update(struct cgfw_ctx *ctx, struct upd_cmds *u)		\
 {									\
 	return cgfw_nft_update(ctx, &tg, u);				\
 }									\
+static int fn##_held(struct cgfw_ctx *ctx, const char *name)		\
+{									\
+	return cgfw_nft_held(ctx, &tg, name);				\
+}									\
 static int fn##_tables(struct cgfw_ctx *ctx,				\
 		       struct backend_table **v, size_t *n)		\
 {									\
@@ -252,6 +260,7 @@ const struct backend_ops cgfw_backend_##fn = {				\
 	.commit = nft_commit,						\
 	.abort = nft_abort,						\
 	.remove = fn##_remove,						\
+	.held = fn##_held,						\
 	.list = fn##_list,						\
 	.set_object = fn##_set_object,					\
 	.update = fn##_update,						\

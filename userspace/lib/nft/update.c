@@ -123,7 +123,7 @@ int cgfw_nft_update(struct cgfw_ctx *ctx, const struct nft_target *tg,
 	uint64_t gen;
 	int more, ret;
 
-	ret = cgfw_nl_open(ctx, &nl);
+	ret = cgfw_nl_writer(ctx, &nl);
 	if (ret)
 		return ret;
 	ret = cgfw_nl_batch_init(&nb);
@@ -169,9 +169,10 @@ int cgfw_nft_update(struct cgfw_ctx *ctx, const struct nft_target *tg,
 	}
 	cgfw_ctx_reset(ctx);	/* a table not held here is no error */
 	ret = n ? cgfw_nl_batch_commit(ctx, nl, &nb, &u->src) : -ENOENT;
+	cgfw_nft_held_hint(ctx, ret);
 out:
 	cgfw_nl_batch_release(&nb);
 out_nl:
-	mnl_socket_close(nl);
+	cgfw_nl_writer_close(ctx, nl);
 	return ret;
 }

@@ -22,7 +22,12 @@
 
 #define BATCH_PAGE (1 << 20)
 
-int cgfw_nl_open(struct cgfw_ctx *ctx, struct mnl_socket **out)
+/*
+ * A socket bound to @portid: the pid, for the socket that holds tables (it
+ * is the owner nft and cgfw show); -EADDRINUSE if another has it.
+ */
+static int open_bound(struct cgfw_ctx *ctx, struct mnl_socket **out,
+		      pid_t portid)
 {
 	struct mnl_socket *nl;
 	int one = 1, ret;
@@ -34,11 +39,12 @@ int cgfw_nl_open(struct cgfw_ctx *ctx, struct mnl_socket **out)
 			 strerror(errno));
 		return ret;
 	}
-	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
+	if (mnl_socket_bind(nl, 0, portid) < 0) {
 		ret = -errno;
-		cgfw_err(ctx, "cannot bind the netlink socket: %s",
-			 strerror(errno));
 		mnl_socket_close(nl);
+		if (ret != -EADDRINUSE)
+			cgfw_err(ctx, "cannot bind the netlink socket: %s",
+				 strerror(-ret));
 		return ret;
 	}
 	/* errors with a message and the offending attribute */
@@ -46,6 +52,47 @@ int cgfw_nl_open(struct cgfw_ctx *ctx, struct mnl_socket **out)
 	mnl_socket_setsockopt(nl, NETLINK_CAP_ACK, &one, sizeof(one));
 	*out = nl;
 	return 0;
+}
+
+int cgfw_nl_open(struct cgfw_ctx *ctx, struct mnl_socket **out)
+{
+	return open_bound(ctx, out, MNL_SOCKET_AUTOPID);
+}
+
+static void holder_close(void *nl)
+{
+	mnl_socket_close(nl);
+}
+
+int cgfw_nl_writer(struct cgfw_ctx *ctx, struct mnl_socket **out)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	int ret;
+
+	if (!ctx->hold_tables)
+		return cgfw_nl_open(ctx, out);
+	if (!ctx->holder) {
+		ret = open_bound(ctx, out, getpid());
+		if (ret == -EADDRINUSE)
+			ret = cgfw_nl_open(ctx, out);
+		if (ret)
+			return ret;
+		ctx->holder = *out;
+		ctx->holder_close = holder_close;
+		return 0;
+	}
+	/* what an interrupted exchange left unread is not for the next */
+	while (recv(mnl_socket_get_fd(ctx->holder), buf, sizeof(buf),
+		    MSG_DONTWAIT) > 0)
+		;
+	*out = ctx->holder;
+	return 0;
+}
+
+void cgfw_nl_writer_close(struct cgfw_ctx *ctx, struct mnl_socket *nl)
+{
+	if (nl && nl != ctx->holder)
+		mnl_socket_close(nl);
 }
 
 int cgfw_nl_batch_init(struct cgfw_nl_batch *nb)

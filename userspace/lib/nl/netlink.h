@@ -47,6 +47,13 @@ struct cgfw_nl_batch {
 };
 
 int cgfw_nl_open(struct cgfw_ctx *ctx, struct mnl_socket **out);
+/*
+ * The socket that changes cgfw's tables: with the context's hold_tables
+ * the one the context keeps, the owner of the tables it holds; else a new
+ * one. Give it back with cgfw_nl_writer_close().
+ */
+int cgfw_nl_writer(struct cgfw_ctx *ctx, struct mnl_socket **out);
+void cgfw_nl_writer_close(struct cgfw_ctx *ctx, struct mnl_socket *nl);
 int cgfw_nl_batch_init(struct cgfw_nl_batch *nb);
 void cgfw_nl_batch_release(struct cgfw_nl_batch *nb);
 /* Start the next message; records where it came from. */
