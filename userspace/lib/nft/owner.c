@@ -4,11 +4,14 @@
  * targets' families and names, the userdata cgfw keeps on its tables
  * (nft/nft.h), the list of a family's tables.
  */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <libmnl/libmnl.h>
 #include <libnftnl/chain.h>
+#include <linux/netlink.h>
 #include <libnftnl/table.h>
 #include <libnftnl/udata.h>
 #include <linux/netfilter.h>
@@ -347,6 +350,56 @@ out:
 	return MNL_CB_OK;
 }
 
+/*
+ * The process with the netfilter netlink socket of port @portid: its
+ * inode from /proc/net/netlink, then the process with a descriptor of
+ * it. 0: not found.
+ */
+static pid_t port_pid(uint32_t portid)
+{
+	unsigned long inode = 0, ino;
+	char line[256], link[64], want[64], fd[600];
+	unsigned int proto, port;
+	struct dirent *p, *e;
+	DIR *proc, *fds;
+	pid_t pid = 0;
+	FILE *f;
+
+	f = fopen("/proc/net/netlink", "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%*s %u %u %*s %*s %*s %*s %*s %*s %lu",
+			   &proto, &port, &ino) == 3 &&
+		    proto == NETLINK_NETFILTER && port == portid)
+			inode = ino;
+	fclose(f);
+	if (!inode)
+		return 0;
+	snprintf(want, sizeof(want), "socket:[%lu]", inode);
+	proc = opendir("/proc");
+	while (proc && !pid && (p = readdir(proc))) {
+		if (p->d_name[0] < '1' || p->d_name[0] > '9')
+			continue;
+		snprintf(fd, sizeof(fd), "/proc/%s/fd", p->d_name);
+		fds = opendir(fd);
+		while (fds && !pid && (e = readdir(fds))) {
+			ssize_t n;
+
+			snprintf(fd, sizeof(fd), "/proc/%s/fd/%s", p->d_name,
+				 e->d_name);
+			n = readlink(fd, link, sizeof(link) - 1);
+			if (n > 0 && (link[n] = '\0', !strcmp(link, want)))
+				pid = atoi(p->d_name);
+		}
+		if (fds)
+			closedir(fds);
+	}
+	if (proc)
+		closedir(proc);
+	return pid;
+}
+
 int cgfw_nft_held(struct cgfw_ctx *ctx, const struct nft_target *tg,
 		  const char *name)
 {
@@ -354,6 +407,7 @@ int cgfw_nft_held(struct cgfw_ctx *ctx, const struct nft_target *tg,
 	char comm[64] = "", path[64];
 	struct held_scan h = { .tg = tg };
 	struct mnl_socket *nl;
+	pid_t pid;
 	struct nlmsghdr *nlh;
 	FILE *f;
 	int ret;
@@ -377,17 +431,18 @@ int cgfw_nft_held(struct cgfw_ctx *ctx, const struct nft_target *tg,
 		return h.err ? : ret;
 	if (!h.owner)
 		return 0;
-	/* a process's first netlink socket has its pid as its port */
-	snprintf(path, sizeof(path), "/proc/%u/comm", h.owner);
-	f = fopen(path, "r");
+	pid = port_pid(h.owner);
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	f = pid > 0 ? fopen(path, "r") : NULL;
 	if (f) {
 		if (fgets(comm, sizeof(comm), f))
 			comm[strcspn(comm, "\n")] = '\0';
 		fclose(f);
 	}
 	cgfw_err(ctx, "table %s %s is held by another process (%s%s%u; nf_tables' owner flag), so cgfw cannot change it: %s",
-		 tg->family_name, h.name, comm, *comm ? ", pid " : "netlink port ",
-		 h.owner, !strcmp(comm, "cgfw") ?
+		 tg->family_name, h.name, comm,
+		 *comm ? ", pid " : "netlink port ",
+		 *comm ? (unsigned int)pid : h.owner, !strcmp(comm, "cgfw") ?
 		 "change the rules file that cgfw daemon applies instead, or stop the daemon" :
 		 "stop that process, or let it change the table");
 	return -EPERM;
