@@ -805,7 +805,8 @@ static struct nftnl_udata_buf *base_udata(struct build *b,
 	const void *old = NULL;
 	uint32_t len = 0;
 
-	/* the native chain keeps the user's comment; the emulation's hook
+	/*
+	 * the native chain keeps the user's comment; the emulation's hook
 	 * chain is cgfw's, with the user's chain name and a comment
 	 */
 	if (b->tg->native)
@@ -928,8 +929,10 @@ static int find_kept(struct build *b, const struct ir_table *t)
 		n++;
 	b->n_kept = 0;
 	b->kept = calloc(n + 1, sizeof(*b->kept));
-	if (!b->kept)
+	if (!b->kept) {
+		build_error(b, -ENOMEM);
 		return -ENOMEM;
+	}
 	list_for_each_entry(c, &t->chains, list) {
 		o = c->base ? keepable(b, c) : NULL;
 		if (o)
@@ -1024,9 +1027,10 @@ int cgfw_nft_build(struct cgfw_ctx *ctx, const struct nft_target *tg,
 		keep = old && cgfw_ir_find_chain(old, CGFW_APPLY_CHAIN) &&
 		       (nftnl_table_get_u32(old->nl, NFTNL_TABLE_FLAGS) &
 			b.table_flags) == b.table_flags;
-		emit_ir_table(&b, t, keep ? old : NULL, old);
+		emit_ir_table(&b, t, keep ? old : NULL, old != NULL);
 		free(b.kept);
 		b.kept = NULL;
+		b.n_kept = 0;
 		ret = b.err ? : nb->err;
 		if (ret)
 			break;
