@@ -30,10 +30,13 @@
  * compiled when the file was read: no compile on the way. A table whose
  * cgroup does not exist waits for it.
  *
- * nf_tables. The daemon listens to nf_tables' notifications
- * (NFNLGRP_NFTABLES): when another process changes or deletes one of its
- * tables (nft flush ruleset, as nftables.service runs on start, reload
- * and stop), the file's tables are applied again, within MONITOR_MS.
+ * nf_tables. Unless --no-hold, its context holds the nft tables it
+ * writes (cgfw_ctx_opts.hold_tables: nf_tables' owner flag, Linux 6.9):
+ * no other process can change them and nft flush ruleset, as
+ * nftables.service runs on start, reload and stop, passes them by. For
+ * tables it does not hold it listens to nf_tables' notifications
+ * (NFNLGRP_NFTABLES): when another process changes or deletes one, the
+ * file's tables are applied again, within MONITOR_MS.
  *
  * Chains with policy drop are guarded (cgfw_guards__sync(), bpf/guard.c):
  * until the table is bound to a cgroup made again at the chain's path, a
