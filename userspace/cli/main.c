@@ -202,8 +202,11 @@ static int do_compile(struct cli *cli, int argc, char **argv)
 	if (ret) {
 		ret = lib_error(cli);
 	} else {
-		if (o.output)
-			printf("# %s: load it with 'bpftool prog loadall %s DIR', then fill its maps\n# (until its classifier's map is filled, its programs drop every packet):\n",
+		if (o.output && !*text)
+			printf("# %s: load it with 'bpftool prog loadall %s DIR'; it needs nothing else\n",
+			       o.output, o.output);
+		else if (o.output)
+			printf("# %s: load it with 'bpftool prog loadall %s DIR', then fill its sets\n# (until then they are empty):\n",
 			       o.output, o.output);
 		fputs(text, stdout);
 	}

@@ -676,7 +676,7 @@ static void cls_prologue(struct cg *g)
 {
 	struct cls_prog *cp;
 	struct bpf_map_spec *m;
-	int ok = cgfw_em_label(g->em), filled = cgfw_em_label(g->em);
+	int filled = cgfw_em_label(g->em);
 	uint32_t zero = 0, pad;
 	size_t i, idx;
 	int ret;
@@ -716,6 +716,7 @@ static void cls_prologue(struct cg *g)
 		return;
 	m = &g->bt->maps[idx];
 	m->flags = BPF_F_RDONLY_PROG;
+	m->rodata = true;
 	m->keys = calloc(1, 4);
 	m->values = calloc(1, (cp->blob.len + 7) / 8 * 8);
 	if (!m->keys || !m->values) {
@@ -742,17 +743,13 @@ static void cls_prologue(struct cg *g)
 	/* the state slots start initialised: they are read at var offsets */
 	for (i = 0; i < (size_t)(STK_KEY - STK_BASE) / 8; i++)
 		E(I_ST(BPF_DW, BPF_REG_10, STK_BASE + 8 * i, 0));
-	E(I_ST(BPF_W, BPF_REG_10, STK_SCRATCH, 0));
-	cgfw_cg_map_lookup(g, idx, STK_SCRATCH);
-	cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, ok);
-	/* never: the array has its element; the verifier wants the test */
-	E(I_MOV64_IMM(BPF_REG_0, 0));
-	E(I_EXIT());
-	cgfw_em_bind(g->em, ok);
+	/* the element in place: an object's .rodata, which libbpf fills */
+	cgfw_em_ld_imm64(g->em, BPF_REG_0, BPF_PSEUDO_MAP_VALUE,
+			 MAP_IDX_BIAS + idx);
 	/*
-	 * A blob that is not one (an exported object loaded without the
-	 * commands that fill its map: zeros) fails closed: its first word is
-	 * UINT32_MAX, else the packet is dropped before any walk
+	 * A blob that is not one (zeros: a map nothing filled) fails
+	 * closed: its first word is UINT32_MAX, else the packet is dropped
+	 * before any walk
 	 */
 	E(I_LDX(BPF_W, BPF_REG_1, BPF_REG_0, CLS_NONE_OFF));
 	cgfw_em_jmp32_imm(g->em, BPF_JEQ, BPF_REG_1, -1, filled);

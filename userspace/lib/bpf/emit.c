@@ -310,6 +310,9 @@ static void dump_insn(struct strbuf *sb, const struct bpf_insn *in, size_t i)
 	case BPF_LD:
 		if (in->src_reg == BPF_PSEUDO_MAP_FD)
 			cgfw_sb_addf(sb, "r%d = map[fd %d]", in->dst_reg, in->imm);
+		else if (in->src_reg == BPF_PSEUDO_MAP_VALUE)
+			cgfw_sb_addf(sb, "r%d = map[fd %d] + %d", in->dst_reg,
+				     in->imm, in[1].imm);
 		else
 			cgfw_sb_addf(sb, "r%d = 0x%llx ll", in->dst_reg,
 				     (unsigned long long)(uint32_t)in->imm |

@@ -85,7 +85,10 @@ struct emitter {
 void cgfw_em_init(struct emitter *em);
 void cgfw_em_release(struct emitter *em);
 void cgfw_em_emit(struct emitter *em, struct bpf_insn insn);
-/* A 64-bit immediate (two instructions); src_reg BPF_PSEUDO_MAP_FD: a map */
+/*
+ * A 64-bit immediate (two instructions); src_reg BPF_PSEUDO_MAP_FD: a map,
+ * BPF_PSEUDO_MAP_VALUE: the address of its first element's value
+ */
 void cgfw_em_ld_imm64(struct emitter *em, int dst, int src_reg, uint64_t imm);
 int cgfw_em_label(struct emitter *em);
 void cgfw_em_bind(struct emitter *em, int label);

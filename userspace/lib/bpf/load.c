@@ -482,7 +482,8 @@ static int load_prog(struct cgfw_ctx *ctx, struct bpf_table *bt,
 	memcpy(insns, p->em.insns, p->em.n * sizeof(*insns));
 	for (i = 0; i < p->em.n; i++) {
 		if (insns[i].code == (BPF_LD | BPF_DW | BPF_IMM) &&
-		    insns[i].src_reg == BPF_PSEUDO_MAP_FD &&
+		    (insns[i].src_reg == BPF_PSEUDO_MAP_FD ||
+		     insns[i].src_reg == BPF_PSEUDO_MAP_VALUE) &&
 		    insns[i].imm >= MAP_IDX_BIAS) {
 			insns[i].imm = bt->maps[insns[i].imm - MAP_IDX_BIAS].fd;
 			i++;

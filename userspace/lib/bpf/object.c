@@ -8,10 +8,16 @@
  *	.maps					BTF-defined maps (type,
  *						max_entries, key_size,
  *						value_size, map_flags)
+ *	.rodata					the maps read in place (the
+ *						classifier's blob), their
+ *						contents: libbpf makes the
+ *						map, fills and freezes it
  *	license, .BTF, .symtab, .strtab
  *
  * libbpf cannot carry the contents of hash maps and LPM tries in an
- * object: the caller gets the bpftool commands that fill them.
+ * object: the caller gets the bpftool commands that fill them (sets, the
+ * description; none are needed for the verdicts of a ruleset without
+ * named sets).
  *
  * The BTF is built once (cgfw_bpf_btf()) for both paths: the object's
  * .BTF, and the BTF that apply and --pin load for a limit's state, whose
@@ -33,6 +39,8 @@
 #define EM_BPF 247
 #endif
 #define R_BPF_64_64 1
+/* a symbol's section until the sections are made: .rodata (0, 1: code) */
+#define SHN_RODATA 2
 
 struct strtab {
 	struct strbuf sb;
@@ -162,7 +170,8 @@ struct btf *cgfw_bpf_btf(const struct bpf_table *bts, size_t n_tables,
 	for (i = 0, k = 0; i < n_tables; i++) {
 		for (j = 0; j < bts[i].n_maps; j++, k++) {
 			vars[k] = -1;
-			if (bts[i].maps[j].inline_only)
+			if (bts[i].maps[j].inline_only ||
+			    bts[i].maps[j].rodata)
 				continue;
 			def = map_def(btf, i32, i32, val, &bts[i].maps[j]);
 			map_sym(name, sizeof(name), &bts[i], k);
@@ -216,7 +225,9 @@ int cgfw_bpf_write_elf(struct cgfw_ctx *ctx, struct bpf_table *bts,
 	GElf_Sym *syms = NULL;
 	size_t *map_base = NULL;
 	struct btf *btf = NULL;
-	Elf_Scn *scn[2] = { NULL, NULL }, *maps_scn, *symtab = NULL, *strtab;
+	Elf_Scn *scn[2] = { NULL, NULL }, *maps_scn, *rodata_scn = NULL;
+	Elf_Scn *symtab = NULL, *strtab;
+	struct strbuf rodata = { 0 };
 	int *var_ids = NULL;
 	size_t n_progs = 0, n_decl = 0, *sym_of = NULL;
 	Elf64_Ehdr *eh;
@@ -255,6 +266,25 @@ int cgfw_bpf_write_elf(struct cgfw_ctx *ctx, struct bpf_table *bts,
 	/* maps: a symbol each in .maps; none for inline sets */
 	for (i = 0, k = 0; i < n_tables; i++) {
 		for (j = 0; j < bts[i].n_maps; j++, k++) {
+			const struct bpf_map_spec *m = &bts[i].maps[j];
+
+			if (m->rodata) {
+				/* its value in .rodata, 8-aligned */
+				map_sym(name, sizeof(name), &bts[i], k);
+				sym_of[k] = n_syms;
+				syms[n_syms].st_name = str_add(&st, name);
+				syms[n_syms].st_info = GELF_ST_INFO(STB_GLOBAL,
+								    STT_OBJECT);
+				syms[n_syms].st_shndx = SHN_RODATA;
+				syms[n_syms].st_value = rodata.len;
+				syms[n_syms].st_size = m->value_size;
+				n_syms++;
+				cgfw_sb_addn(&rodata, m->values,
+					     m->value_size);
+				while (rodata.len % 8)
+					cgfw_sb_addn(&rodata, "", 1);
+				continue;
+			}
 			if (var_ids[k] < 0)
 				continue;
 			map_sym(name, sizeof(name), &bts[i], k);
@@ -281,9 +311,14 @@ int cgfw_bpf_write_elf(struct cgfw_ctx *ctx, struct bpf_table *bts,
 				struct bpf_insn *in = &code[s][at + k];
 
 				if (in->code != (BPF_LD | BPF_DW | BPF_IMM) ||
-				    in->src_reg != BPF_PSEUDO_MAP_FD) {
+				    (in->src_reg != BPF_PSEUDO_MAP_FD &&
+				     in->src_reg != BPF_PSEUDO_MAP_VALUE)) {
 					continue;
 				}
+				/*
+				 * libbpf: a map in .maps, or the symbol's
+				 * offset in .rodata plus imm (0 here)
+				 */
 				rels[s][n_rels[s]].r_offset = (at + k) * 8;
 				rels[s][n_rels[s]].r_info = GELF_R_INFO(
 					sym_of[map_base[i] + in->imm -
@@ -334,11 +369,19 @@ int cgfw_bpf_write_elf(struct cgfw_ctx *ctx, struct bpf_table *bts,
 		    license, sizeof(license), 1);
 	maps_scn = add_section(e, &st, ".maps", SHT_PROGBITS,
 			       SHF_ALLOC | SHF_WRITE, maps_data, n_decl * 40, 8);
+	if (rodata.len)
+		rodata_scn = add_section(e, &st, ".rodata", SHT_PROGBITS,
+					 SHF_ALLOC, rodata.buf, rodata.len, 8);
 	raw = btf__raw_data(btf, &raw_len);
 	add_section(e, &st, ".BTF", SHT_PROGBITS, 0, raw, raw_len, 4);
-	for (i = 1; i < n_syms; i++)
-		syms[i].st_shndx = GELF_ST_TYPE(syms[i].st_info) == STT_OBJECT ?
-			elf_ndxscn(maps_scn) : elf_ndxscn(scn[syms[i].st_shndx]);
+	for (i = 1; i < n_syms; i++) {
+		if (syms[i].st_shndx == SHN_RODATA)
+			syms[i].st_shndx = elf_ndxscn(rodata_scn);
+		else if (GELF_ST_TYPE(syms[i].st_info) == STT_OBJECT)
+			syms[i].st_shndx = elf_ndxscn(maps_scn);
+		else
+			syms[i].st_shndx = elf_ndxscn(scn[syms[i].st_shndx]);
+	}
 	symtab = add_section(e, &st, ".symtab", SHT_SYMTAB, 0, NULL, 0, 8);
 	for (k = 0; k < 2; k++) {
 		Elf_Scn *r;
@@ -387,7 +430,7 @@ int cgfw_bpf_write_elf(struct cgfw_ctx *ctx, struct bpf_table *bts,
 		d->d_size = st.sb.len;
 		eh->e_shstrndx = elf_ndxscn(strtab);
 	}
-	if (st.sb.oom || elf_update(e, ELF_C_WRITE) < 0)
+	if (st.sb.oom || rodata.oom || elf_update(e, ELF_C_WRITE) < 0)
 		goto elf_err;
 
 	/* what fills the maps once bpftool has loaded the object */
@@ -396,7 +439,7 @@ int cgfw_bpf_write_elf(struct cgfw_ctx *ctx, struct bpf_table *bts,
 			const struct bpf_map_spec *m = &bts[i].maps[j];
 			uint32_t n;
 
-			if (m->inline_only)
+			if (m->inline_only || m->rodata)
 				continue;
 			for (n = 0; n < m->n_elems; n++) {
 				cgfw_sb_addf(commands, "bpftool map update name %.6s_m%zu key hex",
@@ -448,5 +491,6 @@ out:
 	free(maps_data);
 	free(map_base);
 	cgfw_sb_release(&st.sb);
+	cgfw_sb_release(&rodata);
 	return ret;
 }

@@ -45,6 +45,12 @@ struct bpf_map_spec {
 	bool inline_only;		/* compiled as comparisons: no map */
 	bool spin_lock;			/* values start with a bpf_spin_lock */
 	bool desc;			/* the description (bpf/desc.h) */
+	/*
+	 * an array of one element that the programs read in place
+	 * (BPF_PSEUDO_MAP_VALUE): in an object, .rodata, which libbpf
+	 * fills and freezes
+	 */
+	bool rodata;
 	int fd;				/* -1 until created */
 };
 
@@ -237,7 +243,10 @@ int cgfw_bpf_table_map(const char *table, uint32_t id);
 int cgfw_bpf_update(struct cgfw_ctx *ctx, struct upd_cmds *u);
 void cgfw_bpf_update_end(struct upd_cmds *u, bool undo);
 
-/* The map index a BPF_PSEUDO_MAP_FD load refers to before loading. */
+/*
+ * The map index a BPF_PSEUDO_MAP_FD or BPF_PSEUDO_MAP_VALUE load refers to
+ * before loading.
+ */
 #define MAP_IDX_BIAS 0x40000000
 
 #endif /* CGFW_BPF_TABLE_H */
