@@ -161,7 +161,7 @@ for b in $backends; do
 		check "$b: and the table is still in force" dropped_in "$cg" 9201
 		sleep 0.3
 		check "$b: the daemon had nothing to restore" \
-			not said 'changed by another program'
+			not said 'by another program: applying them again'
 	fi
 	stop_daemon
 	if [ "$b" != bpf ]; then
@@ -185,7 +185,38 @@ for b in $backends; do
 	check "$b --no-hold: after nft flush ruleset the daemon applies the table again" \
 		wait_for 5 dropped_in "$cg" 9210
 	check "$b --no-hold: and says why" \
-		wait_for 5 said 'changed by another program'
+		wait_for 5 said 'by another program: applying them again'
+	stop_daemon
+done
+
+# A bpf program detached by another tool (bpftool link detach): nf_tables
+# says nothing of it; the daemon finds it unbound within a second or two
+# and applies the table again
+for b in $backends; do
+	case $b in bpf|both) ;; *) continue ;; esac
+	command -v bpftool >/dev/null || { ok "$b: detached link # SKIP no bpftool"; continue; }
+	"$CGFW" flush
+	rm -rf "${rules:?}"/* "$rules"/..?* 2>/dev/null
+	table dl "$cg" 9220 > "$rules/dl.nft"
+	start_daemon "$b"
+	check "$b: dl.nft applied" wait_for 30 dropped_in "$cg" 9220
+	egress_link() {	# the id of the cgroup's egress link
+		bpftool -j link show 2>/dev/null | python3 -c '
+import json, os, sys
+ino = os.stat(sys.argv[1]).st_ino
+for l in json.load(sys.stdin):
+    if l.get("cgroup_id") == ino and l.get("attach_type") == "cgroup_inet_egress":
+        print(l["id"])' "$root/$cg"
+	}
+	link=$(egress_link)
+	check "$b: its program found by the cgroup's links ($link)" test -n "$link"
+	bpftool link detach id "$link"
+	check "$b: after bpftool link detach the daemon applies the table again" \
+		wait_for 10 said 'dl.nft: its tables were changed, or detached'
+	new=$(egress_link)
+	check "$b: its program is attached again (link $new)" \
+		test -n "$new" -a "$new" != "$link"
+	check "$b: and it is in force" wait_for 5 dropped_in "$cg" 9220
 	stop_daemon
 done
 

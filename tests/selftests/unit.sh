@@ -90,7 +90,7 @@ wait $spid
 read -r sent refused < /run/cgfw-unit/sent
 check "after 5 flushes the table is in force" dropped
 check "and the daemon had nothing to restore" \
-	bash -c "! grep -q 'changed by another program' /run/cgfw-unit/log"
+	bash -c "! grep -q 'by another program: applying them again' /run/cgfw-unit/log"
 sed 's/^/# /' /run/cgfw-unit/log | tail -8
 check "5 nft flush ruleset under a looping sender: $sent of $((sent + refused)) datagrams to a dropped port got through" \
 	test "$sent" -eq 0 -a "$refused" -gt 0

@@ -36,7 +36,9 @@
  * nftables.service runs on start, reload and stop, passes them by. For
  * tables it does not hold it listens to nf_tables' notifications
  * (NFNLGRP_NFTABLES): when another process changes or deletes one, the
- * file's tables are applied again, within MONITOR_MS.
+ * file's tables are applied again, within MONITOR_MS. Nothing tells of a
+ * bpf link that another tool detaches: every CHECK_MS the bindings of
+ * the tables in force are listed, and an unbound one applied again.
  *
  * Chains with policy drop are guarded (cgfw_guards__sync(), bpf/guard.c):
  * until the table is bound to a cgroup made again at the chain's path, a
@@ -85,6 +87,8 @@
 #define SETTLE_MS 2000
 /* nf_tables changed by another process: looked at after this long */
 #define MONITOR_MS 100
+/* bpf programs detached by another tool: looked for this often */
+#define CHECK_MS 1000
 /* as the library: rule files past this size are a mistake */
 #define MAX_TEXT (256u << 20)
 #define RUN_DIR "/run/cgfw"
@@ -115,6 +119,7 @@ struct daemon {
 	char realdir[PATH_MAX];
 	int ino, dir_wd, sig, mon;
 	double mon_due;			/* when to look at nf_tables, or 0 */
+	double check_due;		/* when to look at the bindings, or 0 */
 	bool lost;			/* notifications were lost */
 	struct entry *v;
 	size_t n;
@@ -808,6 +813,51 @@ static bool tables_there(struct daemon *d, const struct entry *e)
 	return true;
 }
 
+/*
+ * Are the tables of @e bound where they were applied? A bpf program
+ * detached by another tool (bpftool link detach) leaves its table unbound
+ * with its cgroup still there, and nothing tells the daemon.
+ */
+static bool bound_still(struct daemon *d, const struct entry *e)
+{
+	struct cgfw_listing *l;
+	const char *t;
+	size_t k, unbound;
+
+	for (k = 0; (t = cgfw_ruleset__table(e->rs, k)); k++) {
+		CGFW_OPTS(cgfw_list_opts, lo, .table = t,
+			  .bindings_only = true);
+		if (cgfw_listing__new(d->ctx, &lo, &l))
+			return errno != ENOENT;	/* ENOENT: gone */
+		unbound = cgfw_listing__unbound(l);
+		cgfw_listing__free(l);
+		if (unbound)
+			return false;
+	}
+	return true;
+}
+
+static void monitor_act(struct daemon *d);
+
+/* Every CHECK_MS: the tables in force are still bound (bpf backends). */
+static void check_bindings(struct daemon *d)
+{
+	bool any = false;
+	size_t i;
+
+	d->check_due = now_ms() + CHECK_MS;
+	for (i = 0; i < d->n; i++) {
+		if (!d->v[i].applied || d->v[i].waiting ||
+		    bound_still(d, &d->v[i]))
+			continue;
+		d->v[i].applied = false;
+		d->v[i].tampered = true;
+		any = true;
+	}
+	if (any)
+		monitor_act(d);
+}
+
 /* Apply again what another process changed. */
 static void monitor_act(struct daemon *d)
 {
@@ -823,7 +873,7 @@ static void monitor_act(struct daemon *d)
 	d->lost = false;
 	for (i = 0; i < d->n; i++) {
 		if (d->v[i].tampered)
-			say("%s: its tables were changed by another program: applying them again",
+			say("%s: its tables were changed, or detached, by another program: applying them again",
 			    d->v[i].file);
 		d->v[i].tampered = false;
 	}
@@ -937,10 +987,20 @@ int cgfw_cli_daemon(struct cgfw_ctx *ctx, const struct cgfw_daemon_opts *o)
 	pfd[0] = (struct pollfd){ .fd = d.ino, .events = POLLIN };
 	pfd[1] = (struct pollfd){ .fd = d.sig, .events = POLLIN };
 	pfd[2] = (struct pollfd){ .fd = d.mon, .events = POLLIN };
+	/* only bpf links can be detached without nf_tables saying so */
+	if (o->backend != CGFW_BACKEND_NFT &&
+	    o->backend != CGFW_BACKEND_NFT_NATIVE &&
+	    o->backend != CGFW_BACKEND_NFT_EMULATED)
+		d.check_due = now_ms() + CHECK_MS;
 	while (run) {
 		timeout = settle_left(&d, now_ms());
 		if (d.mon_due) {
 			left = (int)(d.mon_due - now_ms());
+			left = left > 0 ? left : 0;
+			timeout = timeout < 0 || left < timeout ? left : timeout;
+		}
+		if (d.check_due) {
+			left = (int)(d.check_due - now_ms());
 			left = left > 0 ? left : 0;
 			timeout = timeout < 0 || left < timeout ? left : timeout;
 		}
@@ -956,6 +1016,8 @@ int cgfw_cli_daemon(struct cgfw_ctx *ctx, const struct cgfw_daemon_opts *o)
 			monitor_read(&d);
 		if (d.mon_due && now_ms() >= d.mon_due)
 			monitor_act(&d);
+		if (d.check_due && now_ms() >= d.check_due)
+			check_bindings(&d);
 		if (!settle_left(&d, now_ms())) {
 			reconcile(&d, now_ms());
 			notify_status(&d, "");

@@ -560,6 +560,7 @@ CGFW_API int cgfw_listing__new(struct cgfw_ctx *ctx,
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return libcgfw_err(-ENOMEM);
+	l->bindings_only = CGFW_OPTS_GET(opts, bindings_only, false);
 	ret = cgfw_backend_begin(ctx, &lk);
 	if (!ret) {
 		for (i = 0; !ret && i < ARRAY_SIZE(all_backends); i++)

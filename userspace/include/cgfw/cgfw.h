@@ -325,9 +325,15 @@ CGFW_API int cgfw_flush(struct cgfw_ctx *ctx);
 struct cgfw_list_opts {
 	size_t sz;
 	const char *table;	/* one table's name, or NULL for all */
+	/*
+	 * the tables and their chains' bindings only: no rules, set
+	 * elements or counters (what cgfw_listing__unbound() needs,
+	 * cheap enough to ask every second)
+	 */
+	bool bindings_only;
 	size_t :0;
 };
-#define cgfw_list_opts__last_field table
+#define cgfw_list_opts__last_field bindings_only
 
 /**
  * cgfw_listing__new() - read back what cgfw installed, from the kernel

@@ -394,6 +394,16 @@ static uint32_t prog_id_of_link(int link)
 	return bpf_obj_get_info_by_fd(link, &info, &len) ? 0 : info.prog_id;
 }
 
+/* Detached from its cgroup (bpftool link detach, or the cgroup gone)? */
+static bool link_severed(int link)
+{
+	struct bpf_link_info info = { 0 };
+	uint32_t len = sizeof(info);
+
+	return !bpf_obj_get_info_by_fd(link, &info, &len) &&
+	       info.type == BPF_LINK_TYPE_CGROUP && !info.cgroup.cgroup_id;
+}
+
 static uint32_t prog_id(int fd)
 {
 	struct bpf_prog_info info = { 0 };
@@ -445,7 +455,8 @@ static int open_cgroup(struct cgfw_ctx *ctx, int prog, enum cgfw_dir dir,
 /*
  * Attach the staged program prog-KEY through link-KEY of @dir: swap it into
  * the link (the link's program first pinned as _prev/prog-KEY, unless it
- * is there from an earlier try), or make the link.
+ * is there from an earlier try), or make the link (also in place of one
+ * that another tool detached).
  */
 static int attach_one(struct cgfw_ctx *ctx, const char *dir,
 		      const char *name)
@@ -471,6 +482,12 @@ static int attach_one(struct cgfw_ctx *ctx, const char *dir,
 	snprintf(path, sizeof(path), "%s/%s", dir, key);
 	snprintf(prev, sizeof(prev), "%s/" PREV "/%s", dir, name);
 	link = bpf_obj_get(path);
+	if (link >= 0 && link_severed(link)) {
+		/* a program that runs nowhere: attached again, by a new link */
+		close(link);
+		unlink(path);
+		link = -1;
+	}
 	if (link >= 0) {
 		old_id = prog_id_of_link(link);
 		if (old_id != prog_id(prog)) {

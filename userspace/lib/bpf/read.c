@@ -468,6 +468,8 @@ static int to_model(const char *name, const char *dir,
 		mr->counter.present = d->rules[i].counter;
 		mr->has_quota = d->rules[i].quota;
 	}
+	if (l->bindings_only)
+		return 0;
 	/* counters and quotas: each program's own */
 	for (i = 0; i < ls->n; i++) {
 		if (!ls->v[i].has_desc || ls->v[i].d.gen != d->gen)

@@ -90,6 +90,7 @@ struct model_table {
 struct cgfw_listing {
 	struct model_table *tables;
 	size_t n_tables;
+	bool bindings_only;	/* asked for (cgfw_list_opts): the backends */
 };
 
 /*

@@ -159,11 +159,11 @@ int cgfw_nft_read(struct cgfw_ctx *ctx, const struct nft_target *tg,
 		  const char *name, struct cgfw_listing *l);
 
 /*
- * The IR of the installed table @name of @tg, sets with their elements
- * if @elems; -ENOENT if there is none.
+ * The IR of the installed table @name of @tg, with its rules and its
+ * sets' elements if @full; -ENOENT if there is none.
  */
 int cgfw_nft_read_ir(struct cgfw_ctx *ctx, const struct nft_target *tg,
-		     const char *name, bool elems, struct cgfw_ruleset *out);
+		     const char *name, bool full, struct cgfw_ruleset *out);
 
 /* cgfw's tables of @tg, their chains and sets without rules or elements. */
 int cgfw_nft_read_installed(struct cgfw_ctx *ctx, const struct nft_target *tg,

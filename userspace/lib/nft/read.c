@@ -34,22 +34,23 @@ static bool want_table(const struct nftnl_table *t, void *data)
 	       (!w->name || !strcmp(cgfw_nft_user_name(t, w->tg), w->name));
 }
 
+/* Tables with their rules and set elements if @full, else without. */
 static int read_ir(struct cgfw_ctx *ctx, const struct nft_target *tg,
-		   const char *name, bool elems, struct cgfw_ruleset *out)
+		   const char *name, bool full, struct cgfw_ruleset *out)
 {
 	struct want w = { .tg = tg, .name = name };
 	struct readback_opts ro = {
 		.family = tg->family, .want = want_table, .data = &w,
-		.no_elems = !elems,
+		.no_elems = !full, .no_rules = !full,
 	};
 
 	return cgfw_readback(ctx, out, &ro);
 }
 
 int cgfw_nft_read_ir(struct cgfw_ctx *ctx, const struct nft_target *tg,
-		     const char *name, bool elems, struct cgfw_ruleset *out)
+		     const char *name, bool full, struct cgfw_ruleset *out)
 {
-	int ret = read_ir(ctx, tg, name, elems, out);
+	int ret = read_ir(ctx, tg, name, full, out);
 
 	if (!ret && list_empty(&out->tables))
 		ret = -ENOENT;
@@ -340,7 +341,7 @@ int cgfw_nft_read(struct cgfw_ctx *ctx, const struct nft_target *tg,
 	int ret;
 
 	cgfw_ir_init(&rs);
-	ret = read_ir(ctx, tg, name, true, &rs);
+	ret = read_ir(ctx, tg, name, !l->bindings_only, &rs);
 	list_for_each_entry(t, &rs.tables, list) {
 		if (ret)
 			break;
