@@ -331,13 +331,21 @@ docker="system.slice/docker-$(printf '%064x' 0 | tr 0 a).scope"
 # /sys/fs/cgroup; here below our own cgroup, cut to the same length in all
 pod="kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod$(printf '%036x' 0 | tr 0 b).slice/cri-containerd-$(printf '%064x' 0 | tr 0 c).scope"
 pod=${pod:0:$((205 - ${#root} - ${#cg} - 2))}
-mkdir -p "$root/$cg/$docker" "$root/$cg/$pod"
+# deeper than anything runs: 5 levels of 200 characters, past what nf_tables
+# keeps with a chain (the path is then found again by the cgroup's id)
+deep=$(for i in 1 2 3 4 5; do printf "d$i%.0s" $(seq 100); printf /; done)
+deep=${deep%/}
+mkdir -p "$root/$cg/$docker" "$root/$cg/$pod" "$root/$cg/$deep"
 for b in $backends; do
-	for p in "$docker" "$pod"; do
+	for p in "$docker" "$pod" "$deep"; do
 		table dk "$cg/$p" 9440 > "$work/dk.nft"
-		check "$b: a cgroup path of ${p%%.slice*}'s length ($((${#root} + ${#cg} + ${#p} + 2)) characters) applies" \
+		what=${p%%.slice*}
+		what=${what%%d1d1*}
+		check "$b: a cgroup path of ${what:-a deep cgroup}'s length ($((${#root} + ${#cg} + ${#p} + 2)) characters) applies" \
 			"$CGFW" apply -b "$b" "$work/dk.nft"
 		check "$b: and is in force" dropped_in "$cg/$p" 9440
+		check "$b: and listed with its path, bound" \
+			bash -c "'$CGFW' list dk | grep -F '\"$root/$cg/$p\"' | grep -q 'bound to cgroup id'"
 		"$CGFW" flush
 	done
 done

@@ -691,23 +691,28 @@ static void emit_run_chain_rules(struct build *b, const struct ir_chain *c)
 
 /*
  * The binding of a bound chain, as TLVs added to @ud; and, for people
- * reading nft's listing, a comment if it still fits. Too long a path is
- * an error at the chain.
+ * reading nft's listing, a comment if it still fits. No room left by the
+ * user's comment is an error at the chain.
  */
 static int binding_udata(struct build *b, const struct ir_chain *c,
 			 struct nftnl_udata_buf *ud, bool name, bool comment)
 {
 	char text[NFT_USERDATA_MAXLEN];
 
-	/* not the policy: a chain kept by a re-apply can change it */
+	/*
+	 * not the policy: a chain kept by a re-apply can change it; the
+	 * path if it fits (a TLV holds 255 bytes), else its length, and
+	 * the reader finds the cgroup by its id
+	 */
 	if ((name && !ud_put_strz(ud, CGFW_UD_CHAIN_NAME, c->name)) ||
 	    !ud_put_u32(ud, CGFW_UD_CHAIN_DIR, c->dir) ||
 	    !put_u64(ud, CGFW_UD_CHAIN_CGROUP_ID, c->cgroup.id) ||
-	    !ud_put_strz(ud, CGFW_UD_CHAIN_CGROUP_PATH,
-				  c->cgroup.path)) {
+	    (!ud_put_strz(ud, CGFW_UD_CHAIN_CGROUP_PATH, c->cgroup.path) &&
+	     !ud_put_u32(ud, CGFW_UD_CHAIN_CGROUP_PATH_LEN,
+			 strlen(c->cgroup.path)))) {
 		cgfw_err_at(b->ctx, &b->rs->src, &c->loc,
-			    "the cgroup path '%s' of chain '%s' is too long to record with it in nf_tables (%d bytes in all); shorten it",
-			    c->cgroup.path, c->name, NFT_USERDATA_MAXLEN);
+			    "chain '%s' leaves no room beside its comment for cgfw's record of its binding in nf_tables (%d bytes in all); shorten the comment",
+			    c->name, NFT_USERDATA_MAXLEN);
 		return -ENAMETOOLONG;
 	}
 	if (comment) {

@@ -76,6 +76,8 @@ struct chain_ud {
 	uint32_t dir, policy;
 	uint64_t id;
 	bool bound;
+	bool by_id;	/* the path did not fit: found by the id */
+	char *found;	/* then, the path found (chain_ud_release()) */
 };
 
 static int chain_ud_cb(const struct nftnl_udata *attr, void *data)
@@ -103,6 +105,9 @@ static int chain_ud_cb(const struct nftnl_udata *attr, void *data)
 			u->path = v;
 		u->bound = u->path != NULL;
 		break;
+	case CGFW_UD_CHAIN_CGROUP_PATH_LEN:
+		u->by_id = u->bound = true;
+		break;
 	case CGFW_UD_CHAIN_CGROUP_ID:
 		if (len == 8)
 			memcpy(&u->id, v, 8);
@@ -120,6 +125,16 @@ static void chain_ud(const struct nftnl_chain *c, struct chain_ud *u)
 	ud = nftnl_chain_get_data(c, NFTNL_CHAIN_USERDATA, &len);
 	if (ud)
 		nftnl_udata_parse(ud, len, chain_ud_cb, u);
+	if (!u->path && u->by_id) {
+		/* where the cgroup is now; if it was removed, a note */
+		u->found = cgfw_cgroup_path_of_id(u->id);
+		u->path = u->found;
+	}
+}
+
+static void chain_ud_release(struct chain_ud *u)
+{
+	free(u->found);
 }
 
 struct rule_ud {
@@ -237,10 +252,11 @@ static int emulated_chain(struct model_table *mt, const struct ir_table *t,
 		mc->priority = hook->priority;
 		if (u.bound) {
 			bind_from(mc, &u);
-			mc->cgroup_path = strdup(u.path);
-			if (!mc->cgroup_path)
-				return -ENOMEM;
+			mc->cgroup_path = strdup(u.path ? u.path : "");
 		}
+		chain_ud_release(&u);
+		if (u.bound && !mc->cgroup_path)
+			return -ENOMEM;
 		snprintf(name, sizeof(name), CGFW_RUN_PREFIX "%s", c->name);
 		run = cgfw_ir_find_chain(t, name);
 		if (run && !list_empty(&run->rules)) {
@@ -272,6 +288,7 @@ static int native_chain(struct model_table *mt, const struct ir_chain *c)
 		mc->cgroup_id = c->cgroup.id;
 		mc->binding = cgfw_model_binding_of(u.path, c->cgroup.id);
 		mc->cgroup_path = strdup(u.path ? u.path : "");
+		chain_ud_release(&u);
 		if (!mc->cgroup_path)
 			return -ENOMEM;
 		mc->policy_counter = (struct model_counter){
