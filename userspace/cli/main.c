@@ -333,6 +333,21 @@ static void print_cb(enum cgfw_log_level level, const char *msg, void *data)
 		msg);
 }
 
+/* The command's context, in place of the one it has (if any). */
+static int new_ctx(struct cli *cli, bool hold_tables)
+{
+	CGFW_OPTS(cgfw_ctx_opts, copts, .print = print_cb,
+		  .log_level = CGFW_LOG_INFO, .hold_tables = hold_tables);
+
+	cgfw_ctx__free(cli->ctx);
+	cli->ctx = NULL;
+	if (cgfw_ctx__new(&cli->ctx, &copts)) {
+		fprintf(stderr, "cgfw: %s\n", strerror(errno));
+		return EXIT_ERROR;
+	}
+	return EXIT_OK;
+}
+
 static int do_daemon(struct cli *cli, int argc, char **argv)
 {
 	struct opts o;
@@ -346,18 +361,9 @@ static int do_daemon(struct cli *cli, int argc, char **argv)
 	if (i != argc)
 		return usage_error(cli, current, "unexpected argument '%s'",
 				   argv[i]);
-	if (!o.no_hold) {
-		/* its tables are its own while it runs */
-		CGFW_OPTS(cgfw_ctx_opts, copts, .print = print_cb,
-			  .log_level = CGFW_LOG_INFO, .hold_tables = true);
-
-		cgfw_ctx__free(cli->ctx);
-		if (cgfw_ctx__new(&cli->ctx, &copts)) {
-			cli->ctx = NULL;
-			fprintf(stderr, "cgfw: %s\n", strerror(errno));
-			return EXIT_ERROR;
-		}
-	}
+	/* its tables are its own while it runs */
+	if (!o.no_hold && new_ctx(cli, true))
+		return EXIT_ERROR;
 	d = (struct cgfw_daemon_opts){
 		.dir = o.dir ? o.dir : "/etc/cgfw",
 		.backend = o.backend,
@@ -427,12 +433,8 @@ int main(int argc, char **argv)
 			cli.prog, argv[1], cli.prog);
 		return EXIT_USAGE;
 	}
-	CGFW_OPTS(cgfw_ctx_opts, copts, .print = print_cb,
-		  .log_level = CGFW_LOG_INFO);
-	if (cgfw_ctx__new(&cli.ctx, &copts)) {
-		fprintf(stderr, "cgfw: %s\n", strerror(errno));
+	if (new_ctx(&cli, false))
 		return EXIT_ERROR;
-	}
 	current = c;
 	ret = c->fn(&cli, argc - 1, argv + 1);
 	cgfw_ctx__free(cli.ctx);
