@@ -4,35 +4,15 @@
 #include <stdlib.h>
 
 #include <libmnl/libmnl.h>
+#include <linux/magic.h>
 #include <linux/netfilter.h>
 
 #include "backend.h"
 #include "base/json.h"
+#include "base/mounts.h"
 #include "front/cgroup.h"
 #include "nft/nft.h"
 #include "nl/netlink.h"
-
-static int fs_mount(const char *fstype, char *buf, size_t size)
-{
-	char line[4096], mnt[4096], want[64];
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	int ret = -ENOENT;
-
-	if (!f)
-		return -errno;
-	snprintf(want, sizeof(want), " - %s ", fstype);
-	while (fgets(line, sizeof(line), f)) {
-		if (!strstr(line, want) ||
-		    sscanf(line, "%*u %*u %*s %*s %4095s", mnt) != 1 ||
-		    strlen(mnt) >= size)
-			continue;
-		strcpy(buf, mnt);
-		ret = 0;
-		break;
-	}
-	fclose(f);
-	return ret;
-}
 
 /* Effective capability bit @cap of this process. */
 static bool has_cap(int cap)
@@ -62,7 +42,8 @@ CGFW_API int cgfw_status__probe(struct cgfw_ctx *ctx, struct cgfw_status *st)
 	cgfw_ctx_reset(ctx);
 
 	cgfw_cgroup2_mount(st->cgroup2_mount, sizeof(st->cgroup2_mount));
-	fs_mount("bpf", st->bpffs_mount, sizeof(st->bpffs_mount));
+	cgfw_mount_find("bpf", BPF_FS_MAGIC, st->bpffs_mount,
+			sizeof(st->bpffs_mount), NULL);
 	st->privileged = has_cap(12 /* NET_ADMIN */) &&
 			 has_cap(21 /* SYS_ADMIN */);
 	if (!cgfw_nl_open(ctx, &nl)) {

@@ -367,9 +367,11 @@ struct cgfw_format_opts {
  * @opts: options, may be NULL (nft syntax)
  * @text: set to a malloc()ed string the caller frees
  *
- * nft syntax with the cgroup family, fit to be applied again, live
- * counters in place; or JSON in the schema of "nft -j list ruleset", with
- * cgfw's additions under the key "cgfw".
+ * nft syntax with the cgroup family, fit to be applied again (cgfw apply,
+ * or nft with the family), live counters in place; or JSON in the schema
+ * of "nft -j list ruleset" for reading (rules carry their text, not nft's
+ * "expr": nft -j -f does not take it), with cgfw's additions under the key
+ * "cgfw".
  */
 CGFW_API int cgfw_listing__format(const struct cgfw_listing *l,
 				  const struct cgfw_format_opts *opts,

@@ -12,10 +12,12 @@
  *
  *	pass:	best = none
  *		walk the tree from the run's root: a cut picks a child by
- *		the key, a fork walks both sides (one waits on a small
- *		stack), a leaf's entries are scanned in rule order from the
- *		first rule above the last match, until one passes its checks
- *		(the best so far, if lower) or reaches the best
+ *		the key; a leaf's entries are scanned in rule order from
+ *		the first rule above the last match, until one passes its
+ *		checks (the best so far, if lower) or reaches the best;
+ *		then the walk goes where the leaf says: a side subtree (the
+ *		rules a cut found in every child, cls_tree.c), entered if
+ *		the key is in its guard's range, or the end; no stack
  *		none: the run is over
  *		count the rule's packet, then its verdict: accept, drop,
  *		return, goto (as codegen.c does them), or continue / jump

@@ -5,29 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
-#include <sys/sysmacros.h>
 #include <linux/magic.h>
 
+#include "base/mounts.h"
 #include "front/cgroup.h"
-
-/* mountinfo escapes blanks and backslashes as \ooo. */
-static void unescape(char *s)
-{
-	char *d = s;
-
-	while (*s) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '7' &&
-		    s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
-			*d++ = (s[1] - '0') * 64 + (s[2] - '0') * 8 +
-			       (s[3] - '0');
-			s += 4;
-		} else {
-			*d++ = *s++;
-		}
-	}
-	*d = '\0';
-}
 
 /* Number of components of a path: "/a//b/" is 2, "/" is 0. */
 static unsigned int path_depth(const char *p)
@@ -51,48 +32,15 @@ static bool has_dotdot(const char *p)
 	return false;
 }
 
-/*
- * The first cgroup2 mount in /proc/self/mountinfo that is really visible
- * at its mount point (a mount over /sys/fs/cgroup hides the hybrid
- * /sys/fs/cgroup/unified below it, which mountinfo still lists).
- * @root_depth gets the depth of the mounted subtree (0 for a full mount).
- */
+/* The cgroup2 mount, and the depth of its subtree (0: all of it). */
 static int find_mount(char *buf, size_t size, unsigned int *root_depth)
 {
-	char line[4096], root[PATH_MAX], mnt[PATH_MAX], *sep;
-	unsigned int maj, min;
-	struct statfs sfs;
-	struct stat st;
-	int ret = -ENOENT;
-	FILE *f;
+	char root[PATH_MAX];
+	int ret;
 
-	f = fopen("/proc/self/mountinfo", "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		sep = strstr(line, " - ");
-		if (!sep || strncmp(sep, " - cgroup2 ", 11))
-			continue;
-		if (sscanf(line, "%*u %*u %u:%u %4095s %4095s", &maj, &min,
-			   root, mnt) != 4)
-			continue;
-		unescape(root);
-		unescape(mnt);
-		if (statfs(mnt, &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC)
-			continue;
-		if (stat(mnt, &st) || st.st_dev != makedev(maj, min))
-			continue;
-		if (strlen(mnt) >= size) {
-			ret = -ENAMETOOLONG;
-			continue;
-		}
-		strcpy(buf, mnt);
-		if (root_depth)
-			*root_depth = path_depth(root);
-		ret = 0;
-		break;
-	}
-	fclose(f);
+	ret = cgfw_mount_find("cgroup2", CGROUP2_SUPER_MAGIC, buf, size, root);
+	if (!ret && root_depth)
+		*root_depth = path_depth(root);
 	return ret;
 }
 
