@@ -30,6 +30,7 @@ INCLUDEDIR ?= $(PREFIX)/include
 MANDIR ?= $(PREFIX)/share/man
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 UNITDIR ?= $(PREFIX)/lib/systemd/system
+SYSCONFDIR ?= /etc
 
 VERSION := $(shell sed -n 's/^\#define CGFW_VERSION "\(.*\)"/\1/p' \
 	userspace/include/cgfw/cgfw.h)
@@ -242,13 +243,36 @@ install: $(CGFW_INSTALL) $(LIB_SO) $(LIB_A) docs
 	install -d $(DESTDIR)$(UNITDIR)
 	sed 's|@SBINDIR@|$(SBINDIR)|' userspace/cli/cgfw.service.in \
 		> $(DESTDIR)$(UNITDIR)/cgfw.service
-	if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then ldconfig; fi
+	@# the rules directory, root's alone, with an example the daemon
+	@# does not read (not *.nft); nothing is enabled or started
+	install -d -m 700 $(DESTDIR)$(SYSCONFDIR)/cgfw
+	[ -e $(DESTDIR)$(SYSCONFDIR)/cgfw/web.nft.example ] || \
+		install -m 600 docs/examples/web.nft \
+			$(DESTDIR)$(SYSCONFDIR)/cgfw/web.nft.example
+	if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then ldconfig; \
+		systemctl daemon-reload 2>/dev/null || true; fi
 
+# The daemon is stopped and disabled first; the tables it applied stay in
+# force unless PURGE=1, which removes them (cgfw flush) and the example.
+# The rules in $(SYSCONFDIR)/cgfw are the administrator's: left.
 uninstall:
+	if [ -z "$(DESTDIR)" ] && { systemctl is-enabled --quiet cgfw || \
+	   systemctl is-active --quiet cgfw; } 2>/dev/null; then \
+		systemctl disable --now cgfw; fi
+	if [ -n "$(PURGE)" ] && [ -z "$(DESTDIR)" ] && [ -x $(SBINDIR)/cgfw ]; then \
+		$(SBINDIR)/cgfw flush; \
+	elif [ -z "$(DESTDIR)" ] && [ -x $(SBINDIR)/cgfw ] && \
+	     $(SBINDIR)/cgfw list 2>/dev/null | grep -q '^table'; then \
+		echo "make uninstall: the tables cgfw installed stay in force ('cgfw flush' before, or PURGE=1, removes them)"; fi
 	rm -f $(DESTDIR)$(SBINDIR)/cgfw $(DESTDIR)$(LIBDIR)/libcgfw.so* \
 		$(DESTDIR)$(LIBDIR)/libcgfw.a $(DESTDIR)$(PKGCONFIGDIR)/libcgfw.pc \
 		$(DESTDIR)$(MANDIR)/man8/cgfw.8 $(DESTDIR)$(UNITDIR)/cgfw.service
 	rm -rf $(DESTDIR)$(INCLUDEDIR)/cgfw
+	if [ -n "$(PURGE)" ]; then \
+		rm -f $(DESTDIR)$(SYSCONFDIR)/cgfw/web.nft.example; \
+		rmdir $(DESTDIR)$(SYSCONFDIR)/cgfw 2>/dev/null || true; fi
+	if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then ldconfig; \
+		systemctl daemon-reload 2>/dev/null || true; fi
 
 # ---- tests ----
 

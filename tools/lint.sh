@@ -118,6 +118,25 @@ EOF
 	else
 		ok "make install DESTDIR=... installs cgfw (linking libcgfw.so.0), the header, libcgfw.pc and the man page; a program builds against them and runs"
 	fi
+	if [ "$(stat -c %a "$work/root/etc/cgfw" 2>/dev/null)" = 700 ] &&
+	   [ -f "$work/root/etc/cgfw/web.nft.example" ] &&
+	   [ -z "$(find "$work/root/etc/cgfw" -name '*.nft')" ]; then
+		ok "make install makes /etc/cgfw root's alone, with an example the daemon does not read"
+	else
+		not_ok "make install makes /etc/cgfw root's alone, with an example the daemon does not read" \
+			"$(ls -la "$work/root/etc/cgfw" 2>&1)"
+	fi
+	# the administrator's rules stay; with PURGE=1 nothing else does
+	echo 'table cgroup mine { }' > "$work/root/etc/cgfw/mine.nft"
+	make --no-print-directory -s uninstall BUILD="$BUILD" \
+		DESTDIR="$work/root" PREFIX=/usr PURGE=1 > "$work/un.log" 2>&1
+	left=$(cd "$work/root" && find . -type f)
+	if [ "$left" = ./etc/cgfw/mine.nft ]; then
+		ok "make uninstall PURGE=1 removes what make install put there, and leaves the administrator's rules"
+	else
+		not_ok "make uninstall PURGE=1 removes what make install put there, and leaves the administrator's rules" \
+			"left: $left" "$(cat "$work/un.log")"
+	fi
 fi
 
 if [ "$TEST" = --test ]; then

@@ -26,6 +26,10 @@ check "check compiles and applies nothing" \
 	bash -c "'$CGFW' check '$work/web.nft' && [ -z \"\$(nft list tables)\" ]"
 check "check reads standard input" \
 	bash -c "'$CGFW' check - < '$work/web.nft'"
+printf 'table cgroup ck {\n\tchain out {\n\t\ttype filter hook egress cgroup "/" priority 0;\n\t\tudp dport 53 accept\n\t\tct state established accept\n\t}\n}\n' > "$work/ck.nft"
+check "check: a ct rule compiles for nf_tables" "$CGFW" check "$work/ck.nft"
+check "check -b bpf: the bpf backend cannot, said at the rule's place, exit 1" \
+	bash -c "out=\$('$CGFW' check -b bpf '$work/ck.nft' 2>&1); [ \$? = 1 ] && grep -q 'ck.nft:5:3-4: Error: the bpf backend cannot do this: ct' <<< \"\$out\""
 check "compile shows each rule's source line and bytecode" \
 	bash -c "cd '$work' && '$CGFW' compile web.nft | grep -q '^# web.nft:[0-9]*: tcp dport { 80, 443 } counter accept\$' &&
 		 '$CGFW' compile -b nft '$work/web.nft' | grep -q 'payload load 2b @ transport header + 2 => reg 1'"

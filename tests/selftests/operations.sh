@@ -403,6 +403,22 @@ for b in $backends; do
 	"$CGFW" flush
 done
 
+# Tables of different backends on one cgroup: each drops what it drops,
+# the rest passes, and each is listed with its backend
+for t in a:bpf:9490 b:nft:9491; do
+	IFS=: read -r n be p <<< "$t"
+	table "cmp$n" "$cg" "$p" > "$work/cmp$n.nft"
+	check "composition: table cmp$n applied with -b $be" \
+		"$CGFW" apply -b "$be" "$work/cmp$n.nft"
+done
+check "composition: the bpf table's port is dropped" dropped_in "$cg" 9490
+check "composition: the nft table's port is dropped" dropped_in "$cg" 9491
+check "composition: another port passes" not dropped_in "$cg" 9492
+check "composition: both listed, each with its backend" \
+	bash -c "'$CGFW' list | grep -q '^table cgroup cmpa {.*backend bpf' &&
+		 '$CGFW' list | grep -q '^table cgroup cmpb {.*backend nft-'"
+"$CGFW" flush
+
 # An exported object (compile -b bpf -o) loaded the usual way, with
 # bpftool prog loadall and nothing else: the classifier's blob is its
 # .rodata, which libbpf fills: nft's verdicts, with no command to run
