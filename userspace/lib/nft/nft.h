@@ -86,10 +86,10 @@ enum {
 	CGFW_UD_CHAIN_POLICY,		/* u32: the policy (format 1 only) */
 	CGFW_UD_CHAIN_CGROUP_PATH,	/* strz: the path bound to */
 	CGFW_UD_CHAIN_CGROUP_ID,	/* u64: the cgroup bound to */
-	CGFW_UD_CHAIN_CGROUP_PATH_LEN,	/* u32: in place of the path, too
-					 * long to record: found by the id */
+	/* u32: in place of a path too long to record; found by the id */
+	CGFW_UD_CHAIN_CGROUP_PATH_LEN,
 	/* on chain cgfw_apply */
-	CGFW_UD_APPLY_GEN = 0xc8,	/* u64: the apply that made the table's content */
+	CGFW_UD_APPLY_GEN = 0xc8,	/* u64: the apply that made it */
 	CGFW_UD_APPLY_WITH_BPF,		/* u32: that apply had bpf too */
 	/* on a rule */
 	CGFW_UD_RULE_TEXT = 0xc0,	/* strz: the rule as the user wrote it */

@@ -389,7 +389,10 @@ static pid_t port_pid(uint32_t portid)
 			snprintf(fd, sizeof(fd), "/proc/%s/fd/%s", p->d_name,
 				 e->d_name);
 			n = readlink(fd, link, sizeof(link) - 1);
-			if (n > 0 && (link[n] = '\0', !strcmp(link, want)))
+			if (n <= 0)
+				continue;
+			link[n] = '\0';
+			if (!strcmp(link, want))
 				pid = atoi(p->d_name);
 		}
 		if (fds)
