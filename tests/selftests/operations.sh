@@ -403,13 +403,34 @@ for b in $backends; do
 	"$CGFW" flush
 done
 
+# A verdict-map element that jumps to a chain, added in place: nf_tables
+# takes it (the packet goes through the chain); bpf says to re-apply
+for b in $backends; do
+	printf 'table cgroup v {\n\tmap portv { type inet_service : verdict; elements = { 9106 : drop } }\n\tchain out {\n\t\ttype filter hook egress cgroup "%s" priority 0; policy accept;\n\t\tudp dport vmap @portv\n\t}\n\tchain deep1 {\n\t\tcounter drop\n\t}\n}\n' "$cg" > "$work/v.nft"
+	"$CGFW" apply -b "$b" "$work/v.nft"
+	echo 'add element cgroup v portv { 9107 : jump deep1 }' > "$work/vadd.nft"
+	res=$("$CGFW" update "$work/vadd.nft" 2>&1)
+	rc=$?
+	case $b in
+	nft-*)	check "$b: a verdict-map element that jumps to a chain is added in place" \
+			test $rc -eq 0
+		check "$b: and its packets go through the chain: dropped" \
+			dropped_in "$cg" 9107
+		check "$b: and counted there" \
+			bash -c "'$CGFW' list v | grep -A2 'chain deep1' | grep -q 'counter packets [1-9]'" ;;
+	*)	check "$b: a verdict-map element that jumps: refused, re-apply, nothing changed" \
+			bash -c "[ $rc = 1 ] && grep -q 're-apply the table' <<< '$res' && grep -q 'nothing was changed' <<< '$res'" ;;
+	esac
+	"$CGFW" flush
+done
+
 # Tables of different backends on one cgroup: each drops what it drops,
 # the rest passes, and each is listed with its backend
 for t in a:bpf:9490 b:nft:9491; do
-	IFS=: read -r n be p <<< "$t"
-	table "cmp$n" "$cg" "$p" > "$work/cmp$n.nft"
-	check "composition: table cmp$n applied with -b $be" \
-		"$CGFW" apply -b "$be" "$work/cmp$n.nft"
+	IFS=: read -r tn be port <<< "$t"
+	table "cmp$tn" "$cg" "$port" > "$work/cmp$tn.nft"
+	check "composition: table cmp$tn applied with -b $be" \
+		"$CGFW" apply -b "$be" "$work/cmp$tn.nft"
 done
 check "composition: the bpf table's port is dropped" dropped_in "$cg" 9490
 check "composition: the nft table's port is dropped" dropped_in "$cg" 9491

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <libmnl/libmnl.h>
 #include <libnftnl/set.h>
 #include <linux/netlink.h>
 #include <libnftnl/table.h>
@@ -98,7 +99,58 @@ static char *pass_text(const struct upd_cmds *u, bool del)
 	return t;
 }
 
-/* In the shadow: table inet TABLE and its sets, empty, as installed. */
+/*
+ * The chains that the element commands of @table jump or go to (verdict
+ * maps), made empty in the shadow so that nft takes the elements; the
+ * table's own chains of those names take them when the update commits.
+ */
+static void shadow_chains(const struct upd_cmds *u, const char *table,
+			  struct cgfw_nl_batch *nb)
+{
+	const struct rw_elem_cmd *c;
+	const char *p, *end, *w;
+	struct nlmsghdr *nlh;
+	char name[NFT_NAME_MAXLEN];
+	size_t n;
+
+	list_for_each_entry(c, &u->rw.elem_cmds, list) {
+		if (strcmp(c->table, table))
+			continue;
+		end = u->rw.text + c->end;
+		for (p = u->rw.text + c->rest; p < end; p++) {
+			if ((strncmp(p, "jump", 4) && strncmp(p, "goto", 4)) ||
+			    (p > u->rw.text && !strchr(" \t\n:{,", p[-1])) ||
+			    !strchr(" \t", p[4]))
+				continue;
+			for (w = p + 4; w < end && strchr(" \t", *w); w++)
+				;
+			if (w < end && *w == '"') {
+				for (n = 1; w + n < end && w[n] != '"'; n++)
+					;
+				snprintf(name, sizeof(name), "%.*s",
+					 (int)(n - 1), w + 1);
+			} else {
+				n = strcspn(w, " \t\n,}");
+				if (w + n > end)
+					n = end - w;
+				snprintf(name, sizeof(name), "%.*s", (int)n, w);
+			}
+			nlh = cgfw_nl_batch_next(nb, NFT_MSG_NEWCHAIN,
+						 NFPROTO_INET, NLM_F_CREATE,
+						 NULL, NULL);
+			if (!nlh)
+				return;
+			mnl_attr_put_strz(nlh, NFTA_CHAIN_TABLE, table);
+			mnl_attr_put_strz(nlh, NFTA_CHAIN_NAME, name);
+			cgfw_nl_batch_done(nb);
+		}
+	}
+}
+
+/*
+ * In the shadow: table inet TABLE and its sets, empty, as installed, and
+ * the chains its verdict-map elements name.
+ */
 static int setup_batch(const struct upd_cmds *u, struct cgfw_nl_batch *nb)
 {
 	struct nftnl_table *t;
@@ -129,6 +181,7 @@ static int setup_batch(const struct upd_cmds *u, struct cgfw_nl_batch *nb)
 				cgfw_nl_batch_done(nb);
 			}
 			nftnl_table_free(t);
+			shadow_chains(u, s->table, nb);
 		}
 		/* the set under the user's names, in family inet */
 		name = strdup(nftnl_set_get_str(s->obj, NFTNL_SET_TABLE));
