@@ -85,9 +85,26 @@ static int select_backends(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 	*n = 0;
 	switch (b) {
 	case CGFW_BACKEND_AUTO:
+		/*
+		 * a fallback to nf_tables is said (the emulated target passes
+		 * packets it cannot tie to a socket), the rest at debug level
+		 */
 		nft = nft_target(ctx);
-		if (nft != &cgfw_backend_nft_native && !bpf->probe(ctx) &&
-		    !bpf->check(ctx, rs)) {
+		if (nft == &cgfw_backend_nft_native) {
+			cgfw_log(ctx, CGFW_LOG_DEBUG,
+				 "backend auto: nft-native (this kernel has the nf_tables cgroup family)");
+		} else if (bpf->probe(ctx)) {
+			cgfw_log(ctx, CGFW_LOG_WARN,
+				 "backend auto: %s (this kernel cannot load CGROUP_SKB programs)",
+				 nft->name);
+		} else if (bpf->check(ctx, rs)) {
+			cgfw_log(ctx, CGFW_LOG_WARN,
+				 "backend auto: %s, because the bpf backend cannot compile this ruleset: %.*s",
+				 nft->name,
+				 (int)strcspn(cgfw_ctx__error(ctx), "\n"),
+				 cgfw_ctx__error(ctx));
+		} else {
+			cgfw_log(ctx, CGFW_LOG_DEBUG, "backend auto: bpf");
 			out[(*n)++] = bpf;
 			return 0;
 		}

@@ -581,6 +581,42 @@ static void gen_payload(struct cg *g, struct nftnl_expr *e, int brk)
 				   off, len, dst, brk);
 }
 
+/* A meta key as nft writes it (src/meta.c), for messages. */
+static const char *meta_key_name(uint32_t key)
+{
+	static const char *const names[] = {
+		[NFT_META_LEN] = "length", [NFT_META_PROTOCOL] = "protocol",
+		[NFT_META_PRIORITY] = "priority", [NFT_META_MARK] = "mark",
+		[NFT_META_IIF] = "iif", [NFT_META_OIF] = "oif",
+		[NFT_META_IIFNAME] = "iifname", [NFT_META_OIFNAME] = "oifname",
+		[NFT_META_IIFTYPE] = "iiftype", [NFT_META_OIFTYPE] = "oiftype",
+		[NFT_META_SKUID] = "skuid", [NFT_META_SKGID] = "skgid",
+		[NFT_META_NFTRACE] = "nftrace",
+		[NFT_META_RTCLASSID] = "rtclassid",
+		[NFT_META_SECMARK] = "secmark", [NFT_META_NFPROTO] = "nfproto",
+		[NFT_META_L4PROTO] = "l4proto",
+		[NFT_META_BRI_IIFNAME] = "ibrname",
+		[NFT_META_BRI_OIFNAME] = "obrname",
+		[NFT_META_PKTTYPE] = "pkttype", [NFT_META_CPU] = "cpu",
+		[NFT_META_IIFGROUP] = "iifgroup",
+		[NFT_META_OIFGROUP] = "oifgroup",
+		[NFT_META_CGROUP] = "cgroup", [NFT_META_PRANDOM] = "random",
+		[NFT_META_SECPATH] = "secpath", [NFT_META_IIFKIND] = "iifkind",
+		[NFT_META_OIFKIND] = "oifkind",
+		[NFT_META_BRI_IIFPVID] = "ibrpvid",
+		[NFT_META_BRI_IIFVPROTO] = "ibrvproto",
+		[NFT_META_TIME_NS] = "time", [NFT_META_TIME_DAY] = "day",
+		[NFT_META_TIME_HOUR] = "hour", [NFT_META_SDIF] = "sdif",
+		[NFT_META_SDIFNAME] = "sdifname",
+	};
+	static __thread char other[32];
+
+	if (key < ARRAY_SIZE(names) && names[key])
+		return names[key];
+	snprintf(other, sizeof(other), "key %u", key);
+	return other;
+}
+
 static void gen_meta(struct cg *g, struct nftnl_expr *e, int brk)
 {
 	uint32_t key = nftnl_expr_get_u32(e, NFTNL_EXPR_META_KEY);
@@ -642,7 +678,8 @@ static void gen_meta(struct cg *g, struct nftnl_expr *e, int brk)
 		E(I_STX(BPF_W, BPF_REG_10, BPF_REG_0, off));
 		return;
 	default:
-		cgfw_cg_refuse(g, "meta key %u has no CGROUP_SKB equivalent yet", key);
+		cgfw_cg_refuse(g, "meta %s has no CGROUP_SKB equivalent yet",
+			       meta_key_name(key));
 		return;
 	}
 	E(I_LDX(BPF_W, BPF_REG_1, R_CTX, field));
