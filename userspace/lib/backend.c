@@ -39,17 +39,6 @@ const struct backend_ops *const *cgfw_backends(size_t *n)
 	return all_backends;
 }
 
-static bool is_nft(const struct backend_ops *be)
-{
-	return be != &cgfw_backend_bpf;
-}
-
-static uint16_t family_of(const struct backend_ops *be)
-{
-	return be == &cgfw_backend_nft_native ? NFPROTO_CGROUP :
-	       be == &cgfw_backend_nft_emulated ? NFPROTO_INET : 0;
-}
-
 /* ---- the lock ---- */
 
 int cgfw_backend_lock(struct cgfw_ctx *ctx, struct cgfw_lock *l)
@@ -148,7 +137,7 @@ static int remove_elsewhere(struct cgfw_ctx *ctx, const char *name,
 
 	for (i = 0; i < ARRAY_SIZE(all_backends); i++) {
 		be = all_backends[i];
-		if (is_nft(be) ? family_of(be) == ai->nft_family : ai->bpf)
+		if (be->nft_family ? be->nft_family == ai->nft_family : ai->bpf)
 			continue;
 		ret = be->remove(ctx, name);
 		if (ret && ret != -ENOENT)
@@ -386,8 +375,8 @@ static int apply(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 	int ret = 0;
 
 	for (i = 0; i < n; i++) {
-		if (is_nft(be[i]))
-			ai.nft_family = family_of(be[i]);
+		if (be[i]->nft_family)
+			ai.nft_family = be[i]->nft_family;
 		else
 			ai.bpf = true;
 	}

@@ -32,6 +32,7 @@ struct backend_table {
 
 struct backend_ops {
 	const char *name;
+	uint16_t nft_family;	/* an nf_tables target's family; 0: not one */
 	/* 0 if usable here, else -EOPNOTSUPP with the reason in ctx. */
 	int (*probe)(struct cgfw_ctx *ctx);
 	/* Can it hold every table of @rs? Nothing is loaded. */

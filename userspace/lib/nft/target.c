@@ -218,7 +218,7 @@ static int any_check(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs)
 	return 0;
 }
 
-#define DEFINE_TARGET_OPS(fn, tg, str)					\
+#define DEFINE_TARGET_OPS(fn, tg, fam, str)					\
 static int fn##_stage(struct cgfw_ctx *ctx,				\
 		      const struct cgfw_ruleset *rs,			\
 		      const struct cgfw_apply_info *ai, void **priv)	\
@@ -254,6 +254,7 @@ static int fn##_tables(struct cgfw_ctx *ctx,				\
 }									\
 const struct backend_ops cgfw_backend_##fn = {				\
 	.name = str,							\
+	.nft_family = fam,						\
 	.probe = fn##_probe,						\
 	.check = any_check,						\
 	.stage = fn##_stage,						\
@@ -267,6 +268,7 @@ const struct backend_ops cgfw_backend_##fn = {				\
 	.tables = fn##_tables,						\
 }
 
-DEFINE_TARGET_OPS(nft_emulated, cgfw_nft_emulated, "nft-emulated");
-DEFINE_TARGET_OPS(nft_native, cgfw_nft_native, "nft-native");
+DEFINE_TARGET_OPS(nft_emulated, cgfw_nft_emulated, NFPROTO_INET,
+		  "nft-emulated");
+DEFINE_TARGET_OPS(nft_native, cgfw_nft_native, NFPROTO_CGROUP, "nft-native");
 
