@@ -118,9 +118,10 @@ static void shadow_chains(const struct upd_cmds *u, const char *table,
 			continue;
 		end = u->rw.text + c->end;
 		for (p = u->rw.text + c->rest; p < end; p++) {
-			if ((strncmp(p, "jump", 4) && strncmp(p, "goto", 4)) ||
-			    (p > u->rw.text && !strchr(" \t\n:{,", p[-1])) ||
-			    !strchr(" \t", p[4]))
+			if (end - p < 6 ||
+			    (strncmp(p, "jump", 4) && strncmp(p, "goto", 4)) ||
+			    (p > u->rw.text && !memchr(" \t\n:{,", p[-1], 6)) ||
+			    (p[4] != ' ' && p[4] != '\t'))
 				continue;
 			for (w = p + 4; w < end && strchr(" \t", *w); w++)
 				;
@@ -135,6 +136,8 @@ static void shadow_chains(const struct upd_cmds *u, const char *table,
 					n = end - w;
 				snprintf(name, sizeof(name), "%.*s", (int)n, w);
 			}
+			if (!*name)
+				continue;	/* nft says what is wrong */
 			nlh = cgfw_nl_batch_next(nb, NFT_MSG_NEWCHAIN,
 						 NFPROTO_INET, NLM_F_CREATE,
 						 NULL, NULL);
