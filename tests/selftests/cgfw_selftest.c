@@ -813,33 +813,46 @@ static void hammer(const struct target *t, unsigned long counts[2])
 #define REAPPLIES	60
 
 /*
- * The handle of the base chain that holds chain "out" of table t on the
- * hook: the native chain (cgfw list -j), the emulation's cgfw_hook_out
- * (nft -a); 0 if not found.
+ * The handles of nf_tables table t and of the base chain that holds its
+ * chain "out" on the hook (the native chain, the emulation's
+ * cgfw_hook_out), as "TABLE/CHAIN"; "" if not found. A table made again
+ * has a new handle; a chain made again in a new table may not.
  */
-static unsigned long long base_chain_handle(const char *backend)
+static void nft_handles(const char *backend, char *buf, size_t size)
 {
+	unsigned long long table = 0, chain = 0;
 	char out[65536];
 	const char *p, *h;
 	struct jobj *o;
 	size_t n, i;
-	unsigned long long handle = 0;
 
+	*buf = '\0';
 	if (!strcmp(backend, "nft-emulated")) {
 		if (run(out, sizeof(out), "nft -a list table inet cgfw_t"))
-			return 0;
+			return;
+		h = strstr(out, "# handle ");
+		table = h ? strtoull(h + 9, NULL, 10) : 0;
 		p = strstr(out, "chain cgfw_hook_out {");
 		h = p ? strstr(p, "# handle ") : NULL;
-		return h ? strtoull(h + 9, NULL, 10) : 0;
+		chain = h ? strtoull(h + 9, NULL, 10) : 0;
+	} else {
+		if (run(out, sizeof(out), "%s list -j t", cgfw_bin()) ||
+		    jobjs_read(out, &o, &n))
+			return;
+		for (i = 0; i < n; i++) {
+			if (jis(&o[i], "table.name", "t") &&
+			    jget(&o[i], "table.handle"))
+				table = strtoull(jget(&o[i], "table.handle"),
+						 NULL, 10);
+			if (jis(&o[i], "chain.name", "out") &&
+			    jget(&o[i], "chain.handle"))
+				chain = strtoull(jget(&o[i], "chain.handle"),
+						 NULL, 10);
+		}
+		jobjs_free(o, n);
 	}
-	if (run(out, sizeof(out), "%s list -j t", cgfw_bin()) ||
-	    jobjs_read(out, &o, &n))
-		return 0;
-	for (i = 0; i < n; i++)
-		if (jis(&o[i], "chain.name", "out") && jget(&o[i], "chain.handle"))
-			handle = strtoull(jget(&o[i], "chain.handle"), NULL, 10);
-	jobjs_free(o, n);
-	return handle;
+	if (table && chain)
+		snprintf(buf, size, "%llu/%llu", table, chain);
 }
 
 /*
@@ -853,7 +866,15 @@ TEST_F(cg, reapply_swaps_atomically)
 	static const char rules[] =
 		"table cgroup t {\n"
 		"  chain out {\n"
-		"    type filter hook egress cgroup \"%s\" priority 0; policy %s;\n"
+		"    type filter hook egress cgroup \"%s\" priority 0; policy accept;\n"
+		"    udp dport %d counter accept\n"
+		"    udp dport 5025 drop\n"
+		"  }\n"
+		"}\n";
+	static const char rules_drop[] =
+		"table cgroup t {\n"
+		"  chain out {\n"
+		"    type filter hook egress cgroup \"%s\" priority 0; policy drop;\n"
 		"    udp dport %d counter accept\n"
 		"    udp dport 5025 drop\n"
 		"    ip daddr 127.0.0.1 accept\n"
@@ -862,7 +883,7 @@ TEST_F(cg, reapply_swaps_atomically)
 	struct target t = { "127.0.0.1", 5025 };
 	int srv = probe_server("127.0.0.1", 5025, SOCK_DGRAM), i, n, st, got;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	unsigned long long base;
+	char base[64] = "", now[64];
 	unsigned long *counts;
 	char out[65536];
 	pid_t pid[64];
@@ -871,9 +892,9 @@ TEST_F(cg, reapply_swaps_atomically)
 	counts = mmap(NULL, 2 * sizeof(*counts), PROT_READ | PROT_WRITE,
 		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, counts);
-	ASSERT_EQ(0, apply(rules, self->name, "accept", 6000));
-	base = strncmp(variant->backend, "nft-", 4) ? 0 :
-	       base_chain_handle(variant->backend);
+	ASSERT_EQ(0, apply(rules, self->name, 6000));
+	if (!strncmp(variant->backend, "nft-", 4))
+		nft_handles(variant->backend, base, sizeof(base));
 	n = cpus < 2 ? 2 : cpus > 64 ? 64 : cpus;
 	for (i = 0; i < n; i++) {
 		pid[i] = fork();
@@ -884,10 +905,12 @@ TEST_F(cg, reapply_swaps_atomically)
 			_exit(0);
 		}
 	}
-	for (i = 0; i < REAPPLIES; i++)
-		ASSERT_EQ(0, apply(rules, self->name,
-				   i % 4 < 2 ? "accept" : "drop",
-				   6001 + i % 2));
+	for (i = 0; i < REAPPLIES; i++) {
+		/* every other pair of versions with policy drop */
+		st = i % 4 < 2 ? apply(rules, self->name, 6001 + i % 2) :
+				 apply(rules_drop, self->name, 6001 + i % 2);
+		ASSERT_EQ(0, st);
+	}
 	for (i = 0; i < n; i++) {
 		kill(pid[i], SIGTERM);
 		ASSERT_EQ(pid[i], waitpid(pid[i], &st, 0));
@@ -902,10 +925,11 @@ TEST_F(cg, reapply_swaps_atomically)
 	EXPECT_EQ(counts[0], counts[1]);
 	EXPECT_EQ(0, got);
 	munmap(counts, 2 * sizeof(*counts));
-	/* the nft targets kept their base chain: the same handle */
+	/* the nft targets kept their table and base chain: same handles */
 	if (!strncmp(variant->backend, "nft-", 4)) {
-		EXPECT_NE(0, base);
-		EXPECT_EQ(base, base_chain_handle(variant->backend));
+		nft_handles(variant->backend, now, sizeof(now));
+		EXPECT_NE(0, strlen(base));
+		EXPECT_STREQ(base, now);
 	}
 	/* and one table per backend: never two */
 	ASSERT_EQ(0, run(out, sizeof(out), "%s list", cgfw_bin()));

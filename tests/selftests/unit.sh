@@ -147,6 +147,20 @@ check "the tables stay when the daemon stops" dropped
 "$CGFW" flush
 rm -rf /run/systemd/system/cgfw.service /run/systemd/system/cgfw.service.d
 systemctl daemon-reload
+
+# README's quick start, as written (with this build's cgfw)
+top=$(realpath "$(dirname "$0")/../..")
+check "quick start: systemd-run --slice=web makes the cgroup web.nft binds" \
+	systemd-run --quiet --slice=web --unit=web-demo sleep infinity
+check "quick start: cgfw check docs/examples/web.nft" \
+	"$CGFW" check "$top/docs/examples/web.nft"
+check "quick start: cgfw apply -b bpf docs/examples/web.nft" \
+	"$CGFW" apply -b bpf "$top/docs/examples/web.nft"
+check "quick start: cgfw list shows it bound to web.slice" \
+	bash -c "'$CGFW' list | grep -q 'cgroup \"/sys/fs/cgroup/web.slice\".*bound to cgroup id'"
+check "quick start: cgfw delete web" "$CGFW" delete web
+check "quick start: systemctl stop web-demo" systemctl stop web-demo
+
 rmdir "$root/$cg"
 echo "$((n - fail)) passed, $fail failed, 0 skipped"
 exit $fail

@@ -1027,11 +1027,13 @@ int cgfw_nft_build(struct cgfw_ctx *ctx, const struct nft_target *tg,
 		old = installed ? find_table(installed, b.kname) : NULL;
 		/*
 		 * kept, unless made by a cgfw before cgfw_apply, or not
-		 * persistent where it could be (only a new table can be)
+		 * persistent where it could be (only a new table can be; a
+		 * persistent one has no owner once its owner is gone)
 		 */
 		keep = old && cgfw_ir_find_chain(old, CGFW_APPLY_CHAIN) &&
-		       (nftnl_table_get_u32(old->nl, NFTNL_TABLE_FLAGS) &
-			b.table_flags) == b.table_flags;
+		       (!b.table_flags ||
+			nftnl_table_get_u32(old->nl, NFTNL_TABLE_FLAGS) &
+			CGFW_TABLE_F_PERSIST);
 		emit_ir_table(&b, t, keep ? old : NULL, old != NULL);
 		free(b.kept);
 		b.kept = NULL;
