@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Which nf_tables tables are cgfw's, and which apply made each: the two
- * targets' families and names, the userdata cgfw keeps on its tables
- * (nft/nft.h), the list of a family's tables.
+ * Which nf_tables tables are cgfw's, which apply made each, and whether
+ * another process holds one: the two targets' families and names, the
+ * userdata cgfw keeps on its tables and their cgfw_apply chains
+ * (nft/nft.h), the list of a family's tables, their owners.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -11,11 +12,11 @@
 
 #include <libmnl/libmnl.h>
 #include <libnftnl/chain.h>
-#include <linux/netlink.h>
 #include <libnftnl/table.h>
 #include <libnftnl/udata.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
+#include <linux/netlink.h>
 
 #include "nft/nft.h"
 
