@@ -206,6 +206,20 @@ static void emit_clear(struct build *b)
 				 "the replacement of a chain");
 }
 
+/* One message about table @nt into the batch. */
+static void table_msg(struct build *b, struct nftnl_table *nt, uint16_t type,
+		      uint16_t flags, const struct cgfw_loc *loc,
+		      const char *what)
+{
+	struct nlmsghdr *nlh;
+
+	nlh = cgfw_nl_batch_next(b->nb, type, b->tg->family, flags, loc, what);
+	if (nlh) {
+		nftnl_table_nlmsg_build_payload(nlh, nt);
+		cgfw_nl_batch_done(b->nb);
+	}
+}
+
 /* Table @t: made, made again (@replace: its old version deleted), or kept. */
 static void emit_table(struct build *b, const struct ir_table *t,
 		       bool replace)
@@ -213,7 +227,6 @@ static void emit_table(struct build *b, const struct ir_table *t,
 	struct nftnl_table *nt = nftnl_table_alloc();
 	struct nftnl_udata_buf *ud = nftnl_udata_buf_alloc(NFT_USERDATA_MAXLEN);
 	char comment[NFT_NAME_MAXLEN + 32];
-	struct nlmsghdr *nlh;
 
 	if (!nt || !ud) {
 		build_error(b, -ENOMEM);
@@ -225,26 +238,15 @@ static void emit_table(struct build *b, const struct ir_table *t,
 		if (b->take) {
 			nftnl_table_set_u32(nt, NFTNL_TABLE_FLAGS,
 					    CGFW_TABLE_HELD);
-			nlh = cgfw_nl_batch_next(b->nb, NFT_MSG_NEWTABLE,
-						 b->tg->family, 0, &t->loc,
-						 "taking over the table");
-			if (nlh) {
-				nftnl_table_nlmsg_build_payload(nlh, nt);
-				cgfw_nl_batch_done(b->nb);
-			}
+			table_msg(b, nt, NFT_MSG_NEWTABLE, 0, &t->loc,
+				  "taking over the table");
 		}
 		emit_clear(b);
 		goto out;
 	}
-	if (replace) {
-		nlh = cgfw_nl_batch_next(b->nb, NFT_MSG_DELTABLE,
-					 b->tg->family, 0, &t->loc,
-					 "the replacement of the table");
-		if (nlh) {
-			nftnl_table_nlmsg_build_payload(nlh, nt);
-			cgfw_nl_batch_done(b->nb);
-		}
-	}
+	if (replace)
+		table_msg(b, nt, NFT_MSG_DELTABLE, 0, &t->loc,
+			  "the replacement of the table");
 	/* for people: who made it; for cgfw: the TLVs */
 	snprintf(comment, sizeof(comment),
 		 CGFW_OWNER_COMMENT "table cgroup %s", t->name);
@@ -263,13 +265,8 @@ static void emit_table(struct build *b, const struct ir_table *t,
 			     nftnl_udata_buf_len(ud));
 	if (b->table_flags)
 		nftnl_table_set_u32(nt, NFTNL_TABLE_FLAGS, b->table_flags);
-	nlh = cgfw_nl_batch_next(b->nb, NFT_MSG_NEWTABLE, b->tg->family,
-				 NLM_F_CREATE | NLM_F_EXCL, &t->loc,
-				 "the table");
-	if (nlh) {
-		nftnl_table_nlmsg_build_payload(nlh, nt);
-		cgfw_nl_batch_done(b->nb);
-	}
+	table_msg(b, nt, NFT_MSG_NEWTABLE, NLM_F_CREATE | NLM_F_EXCL, &t->loc,
+		  "the table");
 out:
 	if (ud)
 		nftnl_udata_buf_free(ud);
