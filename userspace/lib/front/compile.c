@@ -26,6 +26,7 @@
 #include <nftables/libnftables.h>
 
 #include "base/child.h"
+#include "front/capture.h"
 #include "front/compile.h"
 #include "front/readback.h"
 #include "nl/netlink.h"
@@ -178,7 +179,22 @@ static int setup_error(int fd, int err, const char *why)
 	return err;
 }
 
-/* In the child: a shadow namespace, the setup batch, nft, the dump. */
+struct nft_run {
+	struct nft_ctx *nft;
+	const char *file;
+};
+
+static int run_nft(void *arg)
+{
+	struct nft_run *run = arg;
+
+	return nft_run_cmd_from_filename(run->nft, run->file);
+}
+
+/*
+ * In the child: a shadow namespace, the setup batch, nft (its set
+ * elements seen as it sends them, front/capture.c), the dump.
+ */
 static int child_job(void *arg, int fd)
 {
 	struct job j = { .job = arg, .fd = fd, .out = { 0 } };
@@ -186,8 +202,9 @@ static int child_job(void *arg, int fd)
 	struct readback_opts ro = { .tap = send_msg, .tap_data = &j };
 	struct cgfw_ruleset rs = { .src = { .name = "shadow" } };
 	struct cgfw_ctx quiet = { 0 };
+	struct cgfw_capture cap;
+	struct nft_run run;
 	struct mnl_socket *nl;
-	struct nft_ctx *nft;
 	const char *err;
 	char fdname[64];
 	int tfd, ret;
@@ -210,19 +227,28 @@ static int child_job(void *arg, int fd)
 	if (write(tfd, job->text, job->len) != (ssize_t)job->len)
 		return setup_error(fd, -EIO, NULL);
 	snprintf(fdname, sizeof(fdname), TEXT_NAME "%d", tfd);
-	nft = nft_ctx_new(NFT_CTX_DEFAULT);
-	if (!nft)
+	run.nft = nft_ctx_new(NFT_CTX_DEFAULT);
+	if (!run.nft)
 		return setup_error(fd, -ENOMEM, NULL);
-	nft_ctx_buffer_output(nft);
-	nft_ctx_buffer_error(nft);
-	if (nft_run_cmd_from_filename(nft, fdname)) {
-		err = nft_ctx_get_error_buffer(nft);
+	nft_ctx_buffer_output(run.nft);
+	nft_ctx_buffer_error(run.nft);
+	run.file = fdname;
+	cgfw_capture_run(run_nft, &run, &cap);
+	if (cap.ret) {
+		err = nft_ctx_get_error_buffer(run.nft);
 		cgfw_child_send(fd, REC_NFT_ERROR, err, strlen(err));
 		return -EINVAL;
 	}
+	ro.have_elems = cgfw_capture_has;
+	ro.have_data = &cap;
 	cgfw_ir_init(&rs);
 	ret = cgfw_readback(&quiet, &rs, &ro);
 	ret = ret ? : flush_msgs(&j);
+	/* after the sets they go to, as a dump would have them */
+	if (!ret && cap.usable && cap.elems.len)
+		ret = cgfw_child_send(fd, REC_NLMSG, cap.elems.buf,
+				      cap.elems.len);
+	cgfw_capture_release(&cap);
 	cgfw_sb_release(&j.out);
 	cgfw_ir_release(&rs);
 	return ret;

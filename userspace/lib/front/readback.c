@@ -345,7 +345,8 @@ static int elem_keys(struct elem_dump *ed)
 			}
 		}
 	}
-	qsort(ed->keys, ed->n, sizeof(*ed->keys), cmp_u64);
+	if (ed->n)	/* an empty set has no array */
+		qsort(ed->keys, ed->n, sizeof(*ed->keys), cmp_u64);
 	for (i = 1; i < ed->n; i++)
 		if (ed->keys[i] == ed->keys[i - 1])
 			return -EAGAIN;
@@ -380,7 +381,9 @@ static int dump_elems(struct mnl_socket *nl, struct rb_state *st,
 		if (ret)
 			break;
 		if (prev && prev->n == cur->n &&
-		    !memcmp(prev->keys, cur->keys, cur->n * sizeof(*cur->keys)))
+		    (!cur->n ||
+		     !memcmp(prev->keys, cur->keys,
+			     cur->n * sizeof(*cur->keys))))
 			break;
 		prev = cur;
 		ret = -EAGAIN;
@@ -434,6 +437,9 @@ int cgfw_readback(struct cgfw_ctx *ctx, struct cgfw_ruleset *rs,
 		list_for_each_entry(s, &t->sets, list) {
 			if (ret || st.opts->no_elems)
 				break;
+			if (st.opts->have_elems &&
+			    st.opts->have_elems(s->nl, st.opts->have_data))
+				continue;
 			ret = dump_elems(nl, &st, s, f);
 			if (ret == -EAGAIN)
 				busy = s;

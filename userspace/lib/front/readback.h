@@ -9,6 +9,7 @@
 
 #include "front/ir.h"
 
+struct nftnl_set;
 struct nftnl_table;
 struct nlmsghdr;
 
@@ -19,6 +20,9 @@ struct readback_opts {
 	/* Read this table? NULL: every table. */
 	bool (*want)(const struct nftnl_table *t, void *data);
 	void *data;
+	/* Elements known already, not to be read: @s's, if it says so. */
+	bool (*have_elems)(const struct nftnl_set *s, void *data);
+	void *have_data;
 	/* Called with every message read, if set. */
 	int (*tap)(const struct nlmsghdr *nlh, void *data);
 	void *tap_data;

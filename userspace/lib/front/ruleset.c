@@ -305,7 +305,8 @@ static void add_set(struct strbuf *sb, const struct ir_table *t,
 	}
 	if (it)
 		nftnl_set_elems_iter_destroy(it);
-	qsort(lines, n, sizeof(*lines), cmp_str);
+	if (n)	/* an empty set has no lines */
+		qsort(lines, n, sizeof(*lines), cmp_str);
 	for (i = 0; i < n; i++) {
 		cgfw_sb_addf(sb, "  [ %s ]\n", lines[i]);
 		free(lines[i]);
