@@ -24,6 +24,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdio.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -41,6 +42,8 @@
 #include <linux/seccomp.h>
 
 #include <libmnl/libmnl.h>
+#include <libnftnl/expr.h>
+#include <libnftnl/rule.h>
 #include <libnftnl/set.h>
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/nf_tables.h>
@@ -128,7 +131,7 @@ static bool is_nfnetlink(int fd)
 	       v == NETLINK_NETFILTER;
 }
 
-/* What a batch may hold for its copy to be every element. */
+/* What a batch may hold for its copy to be what the kernel holds. */
 static bool only_adds(uint16_t type)
 {
 	switch (type) {
@@ -145,21 +148,49 @@ static bool only_adds(uint16_t type)
 }
 
 /*
- * A copy of an elements message as a dump has it: libnftnl numbers the
- * elements of a nest it builds (1, 2, ...), which the kernel does not
- * read, and takes only NFTA_LIST_ELEM when it parses one.
+ * A rule goes to the end of its chain, named: then the chain's rules are
+ * in the order of the batch. One put elsewhere (insert, a position, a
+ * replacement of a handle) needs the kernel's word on the order.
+ */
+static bool appended(const struct nlmsghdr *nlh)
+{
+	const struct nlattr *a;
+	bool chain = false;
+
+	if (!(nlh->nlmsg_flags & NLM_F_APPEND) ||
+	    (nlh->nlmsg_flags & NLM_F_REPLACE))
+		return false;
+	mnl_attr_for_each(a, nlh, sizeof(struct nfgenmsg)) {
+		switch (mnl_attr_get_type(a)) {
+		case NFTA_RULE_POSITION:
+		case NFTA_RULE_POSITION_ID:
+		case NFTA_RULE_HANDLE:
+			return false;
+		case NFTA_RULE_CHAIN:
+			chain = true;
+			break;
+		}
+	}
+	return chain;
+}
+
+/*
+ * A copy of a message; an elements message as a dump has it: libnftnl
+ * numbers the elements of a nest it builds (1, 2, ...), which the kernel
+ * does not read, and takes only NFTA_LIST_ELEM when it parses one.
  */
 static void keep(struct cgfw_capture *cap, const struct nlmsghdr *nlh)
 {
-	size_t at = cap->elems.len;
+	size_t at = cap->batch.len;
 	struct nlmsghdr *copy;
 	struct nlattr *a, *e;
 
-	cgfw_sb_addn(&cap->elems, (const char *)nlh,
+	cgfw_sb_addn(&cap->batch, (const char *)nlh,
 		     NLMSG_ALIGN(nlh->nlmsg_len));
-	if (cap->elems.oom)
+	if (cap->batch.oom ||
+	    NFNL_MSG_TYPE(nlh->nlmsg_type) != NFT_MSG_NEWSETELEM)
 		return;
-	copy = (struct nlmsghdr *)(cap->elems.buf + at);
+	copy = (struct nlmsghdr *)(cap->batch.buf + at);
 	mnl_attr_for_each(a, copy, sizeof(struct nfgenmsg)) {
 		if (mnl_attr_get_type(a) != NFTA_SET_ELEM_LIST_ELEMENTS)
 			continue;
@@ -173,6 +204,7 @@ static void take(struct cgfw_capture *cap, const struct msghdr *mh)
 {
 	struct strbuf all;
 	const struct nlmsghdr *nlh;
+	uint16_t type;
 	size_t i;
 	int left;
 
@@ -182,19 +214,25 @@ static void take(struct cgfw_capture *cap, const struct msghdr *mh)
 			     mh->msg_iov[i].iov_len);
 	nlh = (const void *)all.buf;
 	left = all.len;
-	for (; cap->usable && mnl_nlmsg_ok(nlh, left);
+	for (; cap->adds_only && mnl_nlmsg_ok(nlh, left);
 	     nlh = mnl_nlmsg_next(nlh, &left)) {
 		if (nlh->nlmsg_type == NFNL_MSG_BATCH_BEGIN ||
 		    nlh->nlmsg_type == NFNL_MSG_BATCH_END)
 			continue;
+		type = NFNL_MSG_TYPE(nlh->nlmsg_type);
 		if (NFNL_SUBSYS_ID(nlh->nlmsg_type) != NFNL_SUBSYS_NFTABLES ||
-		    !only_adds(NFNL_MSG_TYPE(nlh->nlmsg_type)))
-			cap->usable = false;
-		else if (NFNL_MSG_TYPE(nlh->nlmsg_type) == NFT_MSG_NEWSETELEM)
+		    !only_adds(type)) {
+			cap->adds_only = false;
+			break;
+		}
+		if (type == NFT_MSG_NEWRULE && !appended(nlh))
+			cap->in_order = false;
+		if (type == NFT_MSG_NEWRULE || type == NFT_MSG_NEWSET ||
+		    type == NFT_MSG_NEWSETELEM)
 			keep(cap, nlh);
 	}
-	if (left || all.oom || cap->elems.oom)
-		cap->usable = false;
+	if (left || all.oom || cap->batch.oom)
+		cap->adds_only = false;
 	cgfw_sb_release(&all);
 }
 
@@ -205,14 +243,14 @@ static void answer(struct cgfw_capture *cap, int listener,
 	memset(req, 0, req_size);
 	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, req)) {
 		if (errno != EINTR && errno != ENOENT)
-			cap->usable = false;
+			cap->adds_only = false;
 		return;
 	}
 	/*
 	 * The thread is stopped in the call until the answer, and shares
 	 * this memory: its arguments are read in place.
 	 */
-	if (req->data.nr == __NR_sendmsg &&
+	if (cap->adds_only && req->data.nr == __NR_sendmsg &&
 	    is_nfnetlink((int)req->data.args[0]))
 		take(cap, (const struct msghdr *)(uintptr_t)req->data.args[1]);
 	memset(resp, 0, resp_size);
@@ -242,7 +280,7 @@ static void supervise(struct cgfw_capture *cap, struct runner *r)
 		if (poll(p, 2, -1) < 0) {
 			if (errno == EINTR)
 				continue;
-			cap->usable = false;
+			cap->adds_only = false;
 			break;
 		}
 		if (p[0].revents & POLLIN)
@@ -329,19 +367,22 @@ static int cmp_u64(const void *a, const void *b)
  * Every element once, each message naming its table and set: else what
  * the kernel holds is not the copy (an element sent twice, as `add
  * element` of one already there does, is one element). A hash that
- * matches by chance only costs the dump.
+ * matches by chance only costs the dump. An anonymous set is named by
+ * nft's format ("__set%d") with its id.
  */
 static bool each_once(const struct cgfw_capture *cap)
 {
-	const struct nlmsghdr *nlh = (const void *)cap->elems.buf;
+	const struct nlmsghdr *nlh = (const void *)cap->batch.buf;
 	const struct nlattr *a, *e;
 	struct keys k = { 0 };
-	int left = cap->elems.len;
+	int left = cap->batch.len;
 	bool ok = true;
 	uint64_t h;
 	size_t i, named;
 
 	for (; ok && mnl_nlmsg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left)) {
+		if (NFNL_MSG_TYPE(nlh->nlmsg_type) != NFT_MSG_NEWSETELEM)
+			continue;
 		h = 0xcbf29ce484222325ull;
 		named = 0;
 		mnl_attr_for_each(a, nlh, sizeof(struct nfgenmsg)) {
@@ -352,6 +393,9 @@ static bool each_once(const struct cgfw_capture *cap)
 				h = fnv1a(h, mnl_attr_get_payload(a),
 					  mnl_attr_get_payload_len(a));
 				named++;
+			} else if (type == NFTA_SET_ELEM_LIST_SET_ID) {
+				h = fnv1a(h, mnl_attr_get_payload(a),
+					  mnl_attr_get_payload_len(a));
 			}
 		}
 		ok = named == 2;
@@ -372,16 +416,412 @@ static bool each_once(const struct cgfw_capture *cap)
 	return ok;
 }
 
-void cgfw_capture_run(int (*fn)(void *arg), void *arg,
+/* ---- the whole: sets, rules and elements, anonymous sets named ---- */
+
+/*
+ * nf_tables names an anonymous set by nft's format ("__set%d") with the
+ * lowest number no set of its table has (nf_tables_set_alloc_name()):
+ * in a batch that only adds, the nth set of a format in a table gets n,
+ * unless a set named by the user reads as that format ("__set7"), which
+ * leaves the whole to the dumps.
+ */
+struct anon_name {
+	uint64_t table;		/* hash of the table's name */
+	uint32_t id;		/* nft's id of the set in the batch */
+	char name[NFT_SET_MAXNAMELEN];
+};
+
+struct anon_format {
+	uint64_t table;
+	char format[NFT_SET_MAXNAMELEN];
+	unsigned int next;
+};
+
+struct naming {
+	struct anon_name *names;
+	size_t n, cap;
+	struct anon_format *formats;
+	size_t n_formats;
+	struct keys named;	/* the user's set names: table and name */
+	bool ok;
+};
+
+static uint64_t str_hash(const char *s)
+{
+	return fnv1a(0xcbf29ce484222325ull, s, strlen(s));
+}
+
+static int cmp_anon(const void *a, const void *b)
+{
+	const struct anon_name *x = a, *y = b;
+
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->table < y->table ? -1 : x->table > y->table;
+}
+
+/* One %d and nothing else: the kernel's rule for a format. */
+static bool is_format(const char *name)
+{
+	const char *p = strchr(name, '%');
+
+	return p && p[1] == 'd' && !strchr(p + 2, '%');
+}
+
+static bool name_anonymous(struct naming *nm, const char *table,
+			   const char *format, uint32_t id, char *out)
+{
+	uint64_t th = str_hash(table);
+	struct anon_format *f = NULL, *nf;
+	struct anon_name *v;
+	size_t i;
+
+	for (i = 0; i < nm->n_formats && !f; i++)
+		if (nm->formats[i].table == th &&
+		    !strcmp(nm->formats[i].format, format))
+			f = &nm->formats[i];
+	if (!f) {
+		nf = realloc(nm->formats, (nm->n_formats + 1) * sizeof(*nf));
+		if (!nf)
+			return false;
+		nm->formats = nf;
+		f = &nf[nm->n_formats++];
+		memset(f, 0, sizeof(*f));
+		f->table = th;
+		snprintf(f->format, sizeof(f->format), "%s", format);
+	}
+	if (nm->n == nm->cap) {
+		nm->cap = nm->cap ? 2 * nm->cap : 256;
+		v = realloc(nm->names, nm->cap * sizeof(*v));
+		if (!v)
+			return false;
+		nm->names = v;
+	}
+	v = &nm->names[nm->n++];
+	v->table = th;
+	v->id = id;
+	if (snprintf(v->name, sizeof(v->name), f->format, f->next++) >=
+	    (int)sizeof(v->name))
+		return false;
+	strcpy(out, v->name);
+	return true;
+}
+
+static const char *anonymous_name(const struct naming *nm, const char *table,
+				  uint32_t id)
+{
+	struct anon_name key = { .table = str_hash(table), .id = id };
+	const struct anon_name *v;
+
+	v = bsearch(&key, nm->names, nm->n, sizeof(key), cmp_anon);
+	return v ? v->name : NULL;
+}
+
+/*
+ * A message to the stream, as libnftnl builds it: @room bytes at its end
+ * (libnftnl's builders do not check for room).
+ */
+static struct nlmsghdr *stream_msg(struct strbuf *sb, size_t room,
+				   const struct nlmsghdr *from)
+{
+	static const char zeros[4096];
+	const struct nfgenmsg *g = mnl_nlmsg_get_payload(from);
+	size_t at = sb->len, n;
+
+	for (room += MNL_SOCKET_BUFFER_SIZE; room; room -= n) {
+		n = room < sizeof(zeros) ? room : sizeof(zeros);
+		cgfw_sb_addn(sb, zeros, n);
+	}
+	if (sb->oom)
+		return NULL;
+	sb->len = at;
+	return nftnl_nlmsg_build_hdr(sb->buf + at, from->nlmsg_type,
+				     g->nfgen_family, 0, from->nlmsg_seq);
+}
+
+static void stream_done(struct strbuf *sb, const struct nlmsghdr *nlh)
+{
+	sb->len += NLMSG_ALIGN(nlh->nlmsg_len);
+}
+
+static bool stream_set(struct cgfw_capture *cap, struct naming *nm,
+		       const struct nlmsghdr *from)
+{
+	struct nftnl_set *s = nftnl_set_alloc();
+	char name[NFT_SET_MAXNAMELEN];
+	struct nlmsghdr *nlh;
+	const char *table, *given;
+	bool ok = false;
+
+	if (!s || nftnl_set_nlmsg_parse(from, s) < 0)
+		goto out;
+	table = nftnl_set_get_str(s, NFTNL_SET_TABLE);
+	given = nftnl_set_get_str(s, NFTNL_SET_NAME);
+	if (!table || !given)
+		goto out;
+	if (strchr(given, '%')) {
+		if (!is_format(given) || !nftnl_set_is_set(s, NFTNL_SET_ID) ||
+		    !name_anonymous(nm, table, given,
+				    nftnl_set_get_u32(s, NFTNL_SET_ID), name))
+			goto out;
+		nftnl_set_set_str(s, NFTNL_SET_NAME, name);
+	} else if (key_add(&nm->named, fnv1a(str_hash(table), given,
+					       strlen(given)))) {
+		goto out;
+	}
+	nlh = stream_msg(&cap->stream, from->nlmsg_len + NFT_SET_MAXNAMELEN,
+			 from);
+	if (nlh) {
+		nftnl_set_nlmsg_build_payload(nlh, s);
+		stream_done(&cap->stream, nlh);
+		ok = true;
+	}
+out:
+	if (s)
+		nftnl_set_free(s);
+	return ok;
+}
+
+/* The user's names read as no format of their table, and each is once. */
+static bool names_apart(struct naming *nm, const struct cgfw_capture *cap)
+{
+	const struct nlmsghdr *nlh = (const void *)cap->batch.buf;
+	int left = cap->batch.len;
+	struct nftnl_set *s;
+	const char *table, *name, *pct;
+	bool ok = true;
+	size_t i;
+
+	for (; ok && mnl_nlmsg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left)) {
+		if (NFNL_MSG_TYPE(nlh->nlmsg_type) != NFT_MSG_NEWSET)
+			continue;
+		s = nftnl_set_alloc();
+		ok = s && nftnl_set_nlmsg_parse(nlh, s) >= 0;
+		table = ok ? nftnl_set_get_str(s, NFTNL_SET_TABLE) : NULL;
+		name = ok ? nftnl_set_get_str(s, NFTNL_SET_NAME) : NULL;
+		ok = table && name;
+		for (i = 0; ok && !strchr(name, '%') && i < nm->n_formats; i++) {
+			pct = strchr(nm->formats[i].format, '%');
+			ok = nm->formats[i].table != str_hash(table) ||
+			     strncmp(name, nm->formats[i].format,
+				     pct - nm->formats[i].format);
+		}
+		if (s)
+			nftnl_set_free(s);
+	}
+	if (ok && nm->named.n) {
+		qsort(nm->named.v, nm->named.n, sizeof(uint64_t), cmp_u64);
+		for (i = 1; ok && i < nm->named.n; i++)
+			ok = nm->named.v[i] != nm->named.v[i - 1];
+	}
+	return ok;
+}
+
+static bool rename_ref(const struct naming *nm, const char *table,
+		       struct nftnl_expr *e, uint16_t name_attr,
+		       uint16_t id_attr)
+{
+	const char *name = nftnl_expr_get_str(e, name_attr), *real;
+
+	if (!name || !strchr(name, '%'))
+		return true;
+	if (!nftnl_expr_is_set(e, id_attr))
+		return false;
+	real = anonymous_name(nm, table, nftnl_expr_get_u32(e, id_attr));
+	if (!real)
+		return false;
+	nftnl_expr_set_str(e, name_attr, real);
+	return true;
+}
+
+static int rename_expr(struct nftnl_expr *e, void *data)
+{
+	const struct naming *nm = ((void **)data)[0];
+	const char *table = ((void **)data)[1];
+	const char *kind = nftnl_expr_get_str(e, NFTNL_EXPR_NAME);
+	bool ok = true;
+
+	if (!strcmp(kind, "lookup")) {
+		ok = rename_ref(nm, table, e, NFTNL_EXPR_LOOKUP_SET,
+				NFTNL_EXPR_LOOKUP_SET_ID);
+		/* nft leaves out a zero, the kernel's dump has it */
+		if (!nftnl_expr_is_set(e, NFTNL_EXPR_LOOKUP_FLAGS))
+			nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_FLAGS, 0);
+	}
+	else if (!strcmp(kind, "log") &&
+		 !nftnl_expr_is_set(e, NFTNL_EXPR_LOG_GROUP) &&
+		 !nftnl_expr_is_set(e, NFTNL_EXPR_LOG_LEVEL))
+		/* the kernel's default, which its dump shows */
+		nftnl_expr_set_u32(e, NFTNL_EXPR_LOG_LEVEL, 4);
+	else if (!strcmp(kind, "dynset")) {
+		ok = rename_ref(nm, table, e, NFTNL_EXPR_DYNSET_SET_NAME,
+				NFTNL_EXPR_DYNSET_SET_ID);
+		if (!nftnl_expr_is_set(e, NFTNL_EXPR_DYNSET_TIMEOUT))
+			nftnl_expr_set_u64(e, NFTNL_EXPR_DYNSET_TIMEOUT, 0);
+	}
+	else if (!strcmp(kind, "objref"))
+		ok = rename_ref(nm, table, e, NFTNL_EXPR_OBJREF_SET_NAME,
+				NFTNL_EXPR_OBJREF_SET_ID);
+	return ok ? 0 : -1;
+}
+
+static bool stream_rule(struct cgfw_capture *cap, const struct naming *nm,
+			const struct nlmsghdr *from)
+{
+	struct nftnl_rule *r = nftnl_rule_alloc();
+	struct nlmsghdr *nlh;
+	const void *data[2];
+	bool ok = false;
+
+	if (!r || nftnl_rule_nlmsg_parse(from, r) < 0)
+		goto out;
+	data[0] = nm;
+	data[1] = nftnl_rule_get_str(r, NFTNL_RULE_TABLE);
+	if (!data[1] || nftnl_expr_foreach(r, rename_expr, data) < 0)
+		goto out;
+	nlh = stream_msg(&cap->stream, from->nlmsg_len + 4096, from);
+	if (nlh) {
+		nftnl_rule_nlmsg_build_payload(nlh, r);
+		stream_done(&cap->stream, nlh);
+		ok = true;
+	}
+out:
+	if (r)
+		nftnl_rule_free(r);
+	return ok;
+}
+
+/* An elements message with its set's name as the kernel gave it. */
+static bool stream_elems(struct cgfw_capture *cap, const struct naming *nm,
+			 const struct nlmsghdr *from)
+{
+	const char *table = NULL, *set = NULL, *real;
+	const struct nlattr *a;
+	struct nlmsghdr *nlh;
+	uint32_t id = 0;
+	bool has_id = false;
+	char *at;
+
+	mnl_attr_for_each(a, from, sizeof(struct nfgenmsg)) {
+		switch (mnl_attr_get_type(a)) {
+		case NFTA_SET_ELEM_LIST_TABLE:
+			table = mnl_attr_get_str(a);
+			break;
+		case NFTA_SET_ELEM_LIST_SET:
+			set = mnl_attr_get_str(a);
+			break;
+		case NFTA_SET_ELEM_LIST_SET_ID:
+			id = ntohl(mnl_attr_get_u32(a));
+			has_id = true;
+			break;
+		}
+	}
+	if (!table || !set)
+		return false;
+	if (!strchr(set, '%')) {
+		cgfw_sb_addn(&cap->stream, (const char *)from,
+			     NLMSG_ALIGN(from->nlmsg_len));
+		return !cap->stream.oom;
+	}
+	real = has_id ? anonymous_name(nm, table, id) : NULL;
+	if (!real)
+		return false;
+	nlh = stream_msg(&cap->stream, from->nlmsg_len + NFT_SET_MAXNAMELEN,
+			 from);
+	if (!nlh)
+		return false;
+	at = mnl_nlmsg_get_payload(nlh);
+	memcpy(at, mnl_nlmsg_get_payload(from), sizeof(struct nfgenmsg));
+	mnl_attr_for_each(a, from, sizeof(struct nfgenmsg)) {
+		if (mnl_attr_get_type(a) == NFTA_SET_ELEM_LIST_SET)
+			mnl_attr_put_strz(nlh, NFTA_SET_ELEM_LIST_SET, real);
+		else
+			mnl_attr_put(nlh, a->nla_type,
+				     mnl_attr_get_payload_len(a),
+				     mnl_attr_get_payload(a));
+	}
+	stream_done(&cap->stream, nlh);
+	return true;
+}
+
+/* Sets (renamed), then rules, then elements, as the dumps give them. */
+static bool stream_whole(struct cgfw_capture *cap)
+{
+	struct naming nm = { .ok = true };
+	const struct nlmsghdr *nlh;
+	uint16_t pass[] = { NFT_MSG_NEWSET, NFT_MSG_NEWRULE,
+			    NFT_MSG_NEWSETELEM };
+	bool ok = true;
+	size_t p;
+	int left;
+
+	for (p = 0; ok && p < sizeof(pass) / sizeof(pass[0]); p++) {
+		if (pass[p] == NFT_MSG_NEWRULE) {
+			ok = names_apart(&nm, cap);
+			if (nm.n)
+				qsort(nm.names, nm.n, sizeof(*nm.names),
+				      cmp_anon);
+		}
+		nlh = (const void *)cap->batch.buf;
+		left = cap->batch.len;
+		for (; ok && mnl_nlmsg_ok(nlh, left);
+		     nlh = mnl_nlmsg_next(nlh, &left)) {
+			if (NFNL_MSG_TYPE(nlh->nlmsg_type) != pass[p])
+				continue;
+			if (pass[p] == NFT_MSG_NEWSET)
+				ok = stream_set(cap, &nm, nlh);
+			else if (pass[p] == NFT_MSG_NEWRULE)
+				ok = stream_rule(cap, &nm, nlh);
+			else
+				ok = stream_elems(cap, &nm, nlh);
+		}
+	}
+	free(nm.names);
+	free(nm.formats);
+	free(nm.named.v);
+	return ok && !cap->stream.oom;
+}
+
+/* The named sets' elements alone. */
+static bool stream_named_elems(struct cgfw_capture *cap)
+{
+	const struct nlmsghdr *nlh = (const void *)cap->batch.buf;
+	int left = cap->batch.len;
+
+	for (; mnl_nlmsg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left))
+		if (NFNL_MSG_TYPE(nlh->nlmsg_type) == NFT_MSG_NEWSETELEM)
+			cgfw_sb_addn(&cap->stream, (const char *)nlh,
+				     NLMSG_ALIGN(nlh->nlmsg_len));
+	return !cap->stream.oom;
+}
+
+static void make_stream(struct cgfw_capture *cap, bool whole)
+{
+	cap->level = CGFW_CAPTURE_NONE;
+	if (!cap->adds_only || !each_once(cap))
+		return;
+	if (whole && cap->in_order && stream_whole(cap)) {
+		cap->level = CGFW_CAPTURE_WHOLE;
+		return;
+	}
+	cgfw_sb_release(&cap->stream);
+	cgfw_sb_init(&cap->stream);
+	if (stream_named_elems(cap))
+		cap->level = CGFW_CAPTURE_ELEMS;
+}
+
+void cgfw_capture_run(int (*fn)(void *arg), void *arg, bool whole,
 		      struct cgfw_capture *cap)
 {
 	struct runner r = { .fn = fn, .arg = arg, .listener = -1 };
 	pthread_t thread;
 	uint64_t v;
 
-	r.capture = sizes_fit();
-	cgfw_sb_init(&cap->elems);
-	cap->usable = false;
+	memset(cap, 0, sizeof(*cap));
+	cgfw_sb_init(&cap->batch);
+	cgfw_sb_init(&cap->stream);
+	cap->in_order = true;
+	r.capture = sizes_fit() && !getenv("CGFW_READBACK_DUMP");
 	r.ready = eventfd(0, EFD_CLOEXEC);
 	r.done = eventfd(0, EFD_CLOEXEC);
 	if (r.ready < 0 || r.done < 0 ||
@@ -390,7 +830,7 @@ void cgfw_capture_run(int (*fn)(void *arg), void *arg,
 		goto out;
 	}
 	if (read(r.ready, &v, sizeof(v)) == sizeof(v) && r.listener >= 0) {
-		cap->usable = true;
+		cap->adds_only = true;
 		supervise(cap, &r);
 	}
 	/* without its listener a call the filter stops fails (ENOSYS)
@@ -399,7 +839,10 @@ void cgfw_capture_run(int (*fn)(void *arg), void *arg,
 		close(r.listener);
 	pthread_join(thread, NULL);
 	cap->ret = r.ret;
-	cap->usable = cap->usable && each_once(cap);
+	if (!cap->ret)
+		make_stream(cap, whole);
+	cgfw_sb_release(&cap->batch);
+	cgfw_sb_init(&cap->batch);
 out:
 	if (r.ready >= 0)
 		close(r.ready);
@@ -411,12 +854,14 @@ bool cgfw_capture_has(const struct nftnl_set *s, void *data)
 {
 	const struct cgfw_capture *cap = data;
 
-	return cap->usable &&
-	       !(nftnl_set_get_u32(s, NFTNL_SET_FLAGS) & NFT_SET_ANONYMOUS);
+	return cap->level == CGFW_CAPTURE_WHOLE ||
+	       (cap->level == CGFW_CAPTURE_ELEMS &&
+		!(nftnl_set_get_u32(s, NFTNL_SET_FLAGS) & NFT_SET_ANONYMOUS));
 }
 
 void cgfw_capture_release(struct cgfw_capture *cap)
 {
-	cgfw_sb_release(&cap->elems);
-	cap->usable = false;
+	cgfw_sb_release(&cap->batch);
+	cgfw_sb_release(&cap->stream);
+	cap->level = CGFW_CAPTURE_NONE;
 }

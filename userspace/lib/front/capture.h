@@ -12,21 +12,34 @@
 
 struct nftnl_set;
 
+enum cgfw_capture_level {
+	CGFW_CAPTURE_NONE,	/* everything is to be dumped */
+	CGFW_CAPTURE_ELEMS,	/* the stream: the named sets' elements */
+	CGFW_CAPTURE_WHOLE,	/* the stream: every set, rule and element */
+};
+
 struct cgfw_capture {
-	struct strbuf elems;	/* nft's NEWSETELEM messages, as sent */
-	bool usable;		/* they are every element of the named sets */
+	struct strbuf batch;	/* nft's sets, rules and elements, as sent */
+	bool adds_only;		/* nothing deleted, nothing lost */
+	bool in_order;		/* every rule appended to a named chain */
+	struct strbuf stream;	/* messages for the read-back, as dumped */
+	enum cgfw_capture_level level;
 	int ret;		/* the function's return */
 };
 
 /*
  * Run @fn(@arg) in a thread of its own whose sendmsg() calls are seen
- * before they go on to the kernel; fills @cap. When the calls cannot be
- * seen (no seccomp user notification), @fn runs all the same and
- * @cap->usable is false.
+ * before they go on to the kernel, and make of them what the read-back
+ * would dump: every set, rule and element if @whole allows (nothing was
+ * there before @fn: anonymous sets are named as in an empty table), else
+ * the named sets' elements. When the calls cannot be seen (no seccomp
+ * user notification), or what they hold is not the whole story, @fn runs
+ * all the same and the level says what is left to dump.
+ * CGFW_READBACK_DUMP in the environment dumps everything (to compare).
  */
-void cgfw_capture_run(int (*fn)(void *arg), void *arg,
+void cgfw_capture_run(int (*fn)(void *arg), void *arg, bool whole,
 		      struct cgfw_capture *cap);
-/* @s's elements are those captured (a named set, @cap usable). */
+/* @s's elements are in the stream. */
 bool cgfw_capture_has(const struct nftnl_set *s, void *cap);
 void cgfw_capture_release(struct cgfw_capture *cap);
 

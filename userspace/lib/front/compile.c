@@ -233,7 +233,9 @@ static int child_job(void *arg, int fd)
 	nft_ctx_buffer_output(run.nft);
 	nft_ctx_buffer_error(run.nft);
 	run.file = fdname;
-	cgfw_capture_run(run_nft, &run, &cap);
+	/* with a setup, the shadow held sets before nft ran */
+	cgfw_capture_run(run_nft, &run, !job->setup || !job->setup->n_origins,
+			 &cap);
 	if (cap.ret) {
 		err = nft_ctx_get_error_buffer(run.nft);
 		cgfw_child_send(fd, REC_NFT_ERROR, err, strlen(err));
@@ -241,13 +243,14 @@ static int child_job(void *arg, int fd)
 	}
 	ro.have_elems = cgfw_capture_has;
 	ro.have_data = &cap;
+	ro.no_sets = ro.no_rules = cap.level == CGFW_CAPTURE_WHOLE;
 	cgfw_ir_init(&rs);
 	ret = cgfw_readback(&quiet, &rs, &ro);
 	ret = ret ? : flush_msgs(&j);
-	/* after the sets they go to, as a dump would have them */
-	if (!ret && cap.usable && cap.elems.len)
-		ret = cgfw_child_send(fd, REC_NLMSG, cap.elems.buf,
-				      cap.elems.len);
+	/* after the tables and chains they go to, as dumps would have them */
+	if (!ret && cap.stream.len)
+		ret = cgfw_child_send(fd, REC_NLMSG, cap.stream.buf,
+				      cap.stream.len);
 	cgfw_capture_release(&cap);
 	cgfw_sb_release(&j.out);
 	cgfw_ir_release(&rs);

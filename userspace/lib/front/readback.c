@@ -426,7 +426,8 @@ int cgfw_readback(struct cgfw_ctx *ctx, struct cgfw_ruleset *rs,
 	ret = dump(nl, &st, NFT_MSG_GETTABLE, family);
 	if (!ret && !list_empty(&rs->tables)) {
 		ret = dump(nl, &st, NFT_MSG_GETCHAIN, family);
-		ret = ret ? : dump(nl, &st, NFT_MSG_GETSET, family);
+		if (!st.opts->no_sets)
+			ret = ret ? : dump(nl, &st, NFT_MSG_GETSET, family);
 		if (!st.opts->no_rules)
 			ret = ret ? : dump(nl, &st, NFT_MSG_GETRULE, family);
 		ret = ret ? : dump(nl, &st, NFT_MSG_GETOBJ, family);

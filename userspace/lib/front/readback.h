@@ -17,6 +17,7 @@ struct readback_opts {
 	uint16_t family;	/* NFPROTO_UNSPEC: every family */
 	bool no_elems;		/* sets without their elements */
 	bool no_rules;		/* chains without their rules */
+	bool no_sets;		/* tables without their sets */
 	/* Read this table? NULL: every table. */
 	bool (*want)(const struct nftnl_table *t, void *data);
 	void *data;

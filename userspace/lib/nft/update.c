@@ -81,7 +81,8 @@ static struct nftnl_set *kernel_elems(struct nftnl_set *from,
 		v = nv;
 		v[n++] = e;
 	}
-	qsort(v, n, sizeof(*v), elem_key_cmp);
+	if (n)
+		qsort(v, n, sizeof(*v), elem_key_cmp);
 	nftnl_set_set_str(to, NFTNL_SET_TABLE, table);
 	nftnl_set_set_str(to, NFTNL_SET_NAME, set);
 	for (i = 0; i < n; i++) {
