@@ -48,6 +48,7 @@
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/nf_tables.h>
 
+#include "base/list.h"
 #include "front/capture.h"
 
 #if defined(__x86_64__)
@@ -84,7 +85,7 @@ static int install_filter(void)
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
 	struct sock_fprog prog = {
-		.len = sizeof(f) / sizeof(f[0]), .filter = f,
+		.len = ARRAY_SIZE(f), .filter = f,
 	};
 	long fd;
 
@@ -256,8 +257,10 @@ static void answer(struct cgfw_capture *cap, int listener,
 	memset(resp, 0, resp_size);
 	resp->id = req->id;
 	resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-	/* ENOENT: a signal ended the call, which will come again: a copy
-	 * twice, which the check of the elements finds */
+	/*
+	 * ENOENT: a signal ended the call, which will come again: a copy
+	 * twice, which the check of the elements finds.
+	 */
 	ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
 }
 
@@ -634,6 +637,21 @@ static bool rename_ref(const struct naming *nm, const char *table,
 	return true;
 }
 
+/* What nft leaves out and the kernel's dump shows, as the dump has it. */
+static void fill_defaults(struct nftnl_expr *e, const char *kind)
+{
+	if (!strcmp(kind, "lookup") &&
+	    !nftnl_expr_is_set(e, NFTNL_EXPR_LOOKUP_FLAGS))
+		nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_FLAGS, 0);
+	else if (!strcmp(kind, "log") &&
+		 !nftnl_expr_is_set(e, NFTNL_EXPR_LOG_GROUP) &&
+		 !nftnl_expr_is_set(e, NFTNL_EXPR_LOG_LEVEL))
+		nftnl_expr_set_u32(e, NFTNL_EXPR_LOG_LEVEL, 4);	/* warn */
+	else if (!strcmp(kind, "dynset") &&
+		 !nftnl_expr_is_set(e, NFTNL_EXPR_DYNSET_TIMEOUT))
+		nftnl_expr_set_u64(e, NFTNL_EXPR_DYNSET_TIMEOUT, 0);
+}
+
 static int rename_expr(struct nftnl_expr *e, void *data)
 {
 	const struct naming *nm = ((void **)data)[0];
@@ -641,27 +659,16 @@ static int rename_expr(struct nftnl_expr *e, void *data)
 	const char *kind = nftnl_expr_get_str(e, NFTNL_EXPR_NAME);
 	bool ok = true;
 
-	if (!strcmp(kind, "lookup")) {
+	if (!strcmp(kind, "lookup"))
 		ok = rename_ref(nm, table, e, NFTNL_EXPR_LOOKUP_SET,
 				NFTNL_EXPR_LOOKUP_SET_ID);
-		/* nft leaves out a zero, the kernel's dump has it */
-		if (!nftnl_expr_is_set(e, NFTNL_EXPR_LOOKUP_FLAGS))
-			nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_FLAGS, 0);
-	}
-	else if (!strcmp(kind, "log") &&
-		 !nftnl_expr_is_set(e, NFTNL_EXPR_LOG_GROUP) &&
-		 !nftnl_expr_is_set(e, NFTNL_EXPR_LOG_LEVEL))
-		/* the kernel's default, which its dump shows */
-		nftnl_expr_set_u32(e, NFTNL_EXPR_LOG_LEVEL, 4);
-	else if (!strcmp(kind, "dynset")) {
+	else if (!strcmp(kind, "dynset"))
 		ok = rename_ref(nm, table, e, NFTNL_EXPR_DYNSET_SET_NAME,
 				NFTNL_EXPR_DYNSET_SET_ID);
-		if (!nftnl_expr_is_set(e, NFTNL_EXPR_DYNSET_TIMEOUT))
-			nftnl_expr_set_u64(e, NFTNL_EXPR_DYNSET_TIMEOUT, 0);
-	}
 	else if (!strcmp(kind, "objref"))
 		ok = rename_ref(nm, table, e, NFTNL_EXPR_OBJREF_SET_NAME,
 				NFTNL_EXPR_OBJREF_SET_ID);
+	fill_defaults(e, kind);
 	return ok ? 0 : -1;
 }
 
@@ -755,7 +762,7 @@ static bool stream_whole(struct cgfw_capture *cap)
 	size_t p;
 	int left;
 
-	for (p = 0; ok && p < sizeof(pass) / sizeof(pass[0]); p++) {
+	for (p = 0; ok && p < ARRAY_SIZE(pass); p++) {
 		if (pass[p] == NFT_MSG_NEWRULE) {
 			ok = names_apart(&nm, cap);
 			if (nm.n)
@@ -833,8 +840,10 @@ void cgfw_capture_run(int (*fn)(void *arg), void *arg, bool whole,
 		cap->adds_only = true;
 		supervise(cap, &r);
 	}
-	/* without its listener a call the filter stops fails (ENOSYS)
-	 * rather than waiting for an answer that will not come */
+	/*
+	 * Without its listener a call the filter stops fails (ENOSYS)
+	 * rather than waiting for an answer that will not come.
+	 */
 	if (r.listener >= 0)
 		close(r.listener);
 	pthread_join(thread, NULL);
