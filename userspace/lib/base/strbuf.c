@@ -39,6 +39,11 @@ static bool sb_grow(struct strbuf *sb, size_t extra)
 	return true;
 }
 
+bool cgfw_sb_reserve(struct strbuf *sb, size_t n)
+{
+	return sb_grow(sb, n);
+}
+
 void cgfw_sb_addn(struct strbuf *sb, const char *s, size_t n)
 {
 	if (!sb_grow(sb, n))

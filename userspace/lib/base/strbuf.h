@@ -20,6 +20,8 @@ struct strbuf {
 
 void cgfw_sb_init(struct strbuf *sb);
 void cgfw_sb_release(struct strbuf *sb);
+/* Room for @n more bytes after len, to be written in place; false: OOM. */
+bool cgfw_sb_reserve(struct strbuf *sb, size_t n);
 void cgfw_sb_addn(struct strbuf *sb, const char *s, size_t n);
 void cgfw_sb_adds(struct strbuf *sb, const char *s);
 void cgfw_sb_addf(struct strbuf *sb, const char *fmt, ...) __printf(2, 3);

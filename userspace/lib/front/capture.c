@@ -527,18 +527,11 @@ static const char *anonymous_name(const struct naming *nm, const char *table,
 static struct nlmsghdr *stream_msg(struct strbuf *sb, size_t room,
 				   const struct nlmsghdr *from)
 {
-	static const char zeros[4096];
 	const struct nfgenmsg *g = mnl_nlmsg_get_payload(from);
-	size_t at = sb->len, n;
 
-	for (room += MNL_SOCKET_BUFFER_SIZE; room; room -= n) {
-		n = room < sizeof(zeros) ? room : sizeof(zeros);
-		cgfw_sb_addn(sb, zeros, n);
-	}
-	if (sb->oom)
+	if (!cgfw_sb_reserve(sb, room + MNL_SOCKET_BUFFER_SIZE))
 		return NULL;
-	sb->len = at;
-	return nftnl_nlmsg_build_hdr(sb->buf + at, from->nlmsg_type,
+	return nftnl_nlmsg_build_hdr(sb->buf + sb->len, from->nlmsg_type,
 				     g->nfgen_family, 0, from->nlmsg_seq);
 }
 
