@@ -140,4 +140,29 @@ left=$(bash -c 'echo $$ > "$0/cgroup.procs"; left=0
 	done; echo $left' "$root/$cg" "$CGFW" "$work/gone.nft")
 check "delete of a bpf table: its rules are off the cgroup when it returns (20 times; $left were not)" \
 	test "$left" = 0
+# Rules that overlap in wildcards (random port ranges, both ports): at
+# 10,000 the classifier reaches its memory budget, and compile says so
+# with the place and how many rules a packet may check; 3,000 stay
+# bounded and say nothing.
+ranges() {	# ranges N: N rules, random source and destination port ranges
+	python3 - "$1" <<'PY'
+import random, sys
+random.seed(7)
+print('table cgroup adv {\n\tchain out {\n\t\ttype filter hook egress cgroup "/" priority 0;')
+for i in range(int(sys.argv[1])):
+    a = random.randrange(0, 60000); c = random.randrange(0, 60000)
+    print("\t\ttcp sport %d-%d tcp dport %d-%d %s" % (a, a + random.randrange(1, 3000),
+          c, c + random.randrange(1, 3000), "drop" if i % 2 else "accept"))
+print("\t}\n}")
+PY
+}
+ranges 10000 > "$work/overlap.nft"
+ranges 3000 > "$work/bounded.nft"
+check "compile -b bpf: a classifier that is not bounded is said, with its place" \
+	bash -c "'$CGFW' compile -b bpf '$work/overlap.nft' 2>&1 >/dev/null |
+		 grep -q 'overlap.nft:4-10003: the classifier of these 10000 rules reached its memory budget before its leaves were small: a packet may check up to [0-9]* of them one by one'"
+check "compile -b bpf: a bounded one says nothing" \
+	bash -c "[ -z \"\$('$CGFW' compile -b bpf '$work/bounded.nft' 2>&1 >/dev/null)\" ]"
+check "compile -b bpf: each tree's memory, a rule" \
+	bash -c "'$CGFW' compile -b bpf '$work/bounded.nft' | grep -q 'largest leaf [0-9]*, [0-9]* bytes a rule)'"
 exit $fail

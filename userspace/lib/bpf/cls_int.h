@@ -74,6 +74,7 @@ struct cls_run {
 	struct cls_case *cases;	/* case 0: continue */
 	size_t n_cases;
 	struct cls_stats st;
+	size_t bytes;		/* of the blob: the tree's */
 };
 
 struct cls_chain {
