@@ -139,6 +139,39 @@ EOF
 	fi
 fi
 
+# 4b. the patched nft installs apart from Debian's library, and goes away
+if [ ! -x "$BUILD/nft/sbin/nft" ]; then
+	skip "make install-nft keeps Debian's libnftables the one other programs load" \
+		"the patched nft is not built ($BUILD/nft; make nft)"
+else
+	nroot=$work/nftroot
+	mkdir -p "$nroot"
+	make --no-print-directory -s install-nft BUILD="$BUILD" \
+		DESTDIR="$nroot" > "$work/nft-install.log" 2>&1
+	lib=$(LD_DEBUG=libs "$nroot/usr/local/sbin/nft" --version 2>&1 |
+	      sed -n 's/.*calling init: \(.*libnftables.so.1\)$/\1/p')
+	shadow=$(find "$nroot/usr/local/lib" -maxdepth 1 -name 'libnftables*')
+	if [ -z "$shadow" ] && [[ "$lib" == "$nroot/usr/local/lib/cgfw-nft/"* ]]; then
+		ok "make install-nft: nft loads its own library from lib/cgfw-nft, and nothing is put where ld.so looks for every program"
+	else
+		not_ok "make install-nft: nft loads its own library from lib/cgfw-nft, and nothing is put where ld.so looks for every program" \
+			"nft loaded: $lib" "in lib/: $shadow" "$(tail -5 "$work/nft-install.log")"
+	fi
+	make --no-print-directory -s uninstall-nft BUILD="$BUILD" \
+		DESTDIR="$nroot" > "$work/nft-un.log" 2>&1
+	left=$(cd "$nroot" && find . -type f -o -type l)
+	# another nft in its place is not ours to remove
+	echo '#!/bin/sh' > "$nroot/usr/local/sbin/nft"
+	make --no-print-directory -s uninstall-nft BUILD="$BUILD" \
+		DESTDIR="$nroot" >> "$work/nft-un.log" 2>&1
+	if [ -z "$left" ] && [ -f "$nroot/usr/local/sbin/nft" ]; then
+		ok "make uninstall-nft removes what install-nft put there, and leaves another nft alone"
+	else
+		not_ok "make uninstall-nft removes what install-nft put there, and leaves another nft alone" \
+			"left: $left" "$(cat "$work/nft-un.log")"
+	fi
+fi
+
 if [ "$TEST" = --test ]; then
 	exit $fail
 fi
