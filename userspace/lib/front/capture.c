@@ -1,33 +1,36 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The set elements nft sends, seen on their way to the kernel.
+ * What nft sends, seen on its way to the kernel: the compile's sets, rules
+ * and elements without dumping them back.
  *
  * The compile reads back what nft made in the shadow namespace
- * (front/compile.c, front/readback.c). For a set's elements a dump is
- * quadratic: each part of it is a new walk of the set from its start
- * that skips what earlier parts sent, so a million elements took minutes
- * to read where nft loads them in seconds; and the commit's notifications,
- * which are linear, hold a page of kernel memory per element until the
- * commit ends (8 GiB for a million). The elements are in nft's batch,
- * though, as the same attributes: so nft runs in a thread of its own
- * whose sendmsg() calls stop at a seccomp filter that hands them to this
- * file (SECCOMP_RET_USER_NOTIF), which copies the batch and lets the
- * call go on to the kernel unchanged (SECCOMP_USER_NOTIF_FLAG_CONTINUE).
- * Nothing is decided from what is copied; the kernel still validates and
- * commits all of it.
+ * (front/compile.c, front/readback.c). A dump of a chain's rules or a
+ * set's elements is quadratic: each part of it is a new walk from the
+ * start that skips what earlier parts sent, so a million elements took
+ * minutes to read where nft loads them in seconds; and the commit's
+ * notifications, which are linear, hold a page of kernel memory per
+ * element until the commit ends (8 GiB for a million). What nft made is
+ * in its batch, though, as the same attributes: so nft runs in a thread
+ * of its own whose sendmsg() calls stop at a seccomp filter that hands
+ * them to this file (SECCOMP_RET_USER_NOTIF), which copies the batch and
+ * lets the call go on to the kernel unchanged
+ * (SECCOMP_USER_NOTIF_FLAG_CONTINUE). Nothing is decided from the copy;
+ * the kernel still validates and commits all of it.
  *
- * The copy stands for the named sets' elements only when it is all the
- * story: a batch that only adds (nothing deleted or flushed: those need
- * the kernel's word on what is left), with every element once. Otherwise,
- * and for anonymous sets (the kernel names them, nft's batch does not),
- * the elements are dumped as before.
+ * The copy stands for the dumps only when it is all the story: a batch
+ * that only adds (nothing deleted, flushed or replaced: those need the
+ * kernel's word on what is left), every element once. Then, if every rule
+ * is appended to a chain it names and the shadow held nothing before nft
+ * ran, it stands for every set, rule and element, anonymous sets named as
+ * nf_tables names them; else for the named sets' elements. Otherwise the
+ * dumps are read as before.
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <stdio.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
