@@ -5,7 +5,8 @@
  * The rewritten text goes through libnftables, nft's own parser and
  * compiler, inside a shadow network namespace where no packet ever flows;
  * nf_tables in the kernel validates it there, and what it made is read
- * back (front/readback.c). All of it runs in a child process with memory
+ * back: from nft's own batch where that is the whole story
+ * (front/capture.c), else by dumps (front/readback.c). All of it runs in a child process with memory
  * and time limits (base/child.c): libnftables aborts or crashes on some
  * malformed input, and that must not take the caller with it. The child
  * sends nft's error text, or the dump of the shadow namespace, which the
@@ -192,8 +193,9 @@ static int run_nft(void *arg)
 }
 
 /*
- * In the child: a shadow namespace, the setup batch, nft (its set
- * elements seen as it sends them, front/capture.c), the dump.
+ * In the child: a shadow namespace, the setup batch, nft (its sets, rules
+ * and elements seen as it sends them, front/capture.c), the dumps of what
+ * that leaves unknown.
  */
 static int child_job(void *arg, int fd)
 {
