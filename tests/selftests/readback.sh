@@ -117,4 +117,28 @@ EOF
 	check "an element deleted in the file: the sets are dumped" \
 		test "$(dumps "$work/deletes.nft")" -gt 0
 fi
+# The compile's child stopped and continued all the time (a freezer, a
+# debugger, ^Z): nft's sendmsg() is taken once and waits for its answer
+# through the stops, so the batch is read once: as many rules as written.
+python3 - > "$work/many.nft" <<'PY'
+print('table cgroup t {\n\tchain c {\n\t\ttype filter hook egress cgroup "/" priority 0;')
+for i in range(20000):
+    print("\t\tip daddr 10.%d.%d.1 tcp dport %d accept" % (i >> 8 & 255, i & 255, i % 60000 + 1))
+print("\t}\n}")
+PY
+rules_seen=
+for round in 1 2 3; do
+	"$CGFW" compile -b nft "$work/many.nft" > "$work/many.out" 2>&1 &
+	pid=$!
+	while kill -0 $pid 2>/dev/null; do
+		for c in $(pgrep -P $pid); do
+			kill -STOP "$c" 2>/dev/null; kill -CONT "$c" 2>/dev/null
+		done
+		sleep 0.002
+	done
+	wait $pid
+	rules_seen="$rules_seen $?:$(grep -c '^# .*many.nft:' "$work/many.out")"
+done
+check "a compile stopped and continued every 2 ms reads each rule once (3 rounds: exit:rules$rules_seen)" \
+	test "$rules_seen" = " 0:20000 0:20000 0:20000"
 exit $fail

@@ -60,6 +60,12 @@
 #define CAPTURE_ARCH AUDIT_ARCH_AARCH64
 #endif
 
+/*
+ * A verdict map's data length in the kernel's dumps: its struct
+ * nft_verdict (a code and a chain pointer) on a 64-bit kernel.
+ */
+#define VERDICT_LEN 16
+
 /* seccomp's structures, as large as this kernel's may be */
 #define NOTIF_ROOM 512
 
@@ -95,8 +101,18 @@ static int install_filter(void)
 	/* this thread's, and it ends with the thread */
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		return -errno;
+	/*
+	 * Once its call is taken, the thread waits for the answer without
+	 * signals ending the wait (5.19): else a stop and a continue (the
+	 * freezer, a debugger, ^Z) restart the call, which comes again, and
+	 * the batch would be copied twice.
+	 */
 	fd = syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER,
-		     SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+		     SECCOMP_FILTER_FLAG_NEW_LISTENER |
+		     SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, &prog);
+	if (fd < 0 && errno == EINVAL)
+		fd = syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER,
+			     SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
 	return fd < 0 ? -errno : (int)fd;
 #else
 	return -EOPNOTSUPP;
@@ -220,9 +236,14 @@ static void take(struct cgfw_capture *cap, const struct msghdr *mh)
 	left = all.len;
 	for (; cap->adds_only && mnl_nlmsg_ok(nlh, left);
 	     nlh = mnl_nlmsg_next(nlh, &left)) {
-		if (nlh->nlmsg_type == NFNL_MSG_BATCH_BEGIN ||
-		    nlh->nlmsg_type == NFNL_MSG_BATCH_END)
+		if (nlh->nlmsg_type == NFNL_MSG_BATCH_BEGIN) {
+			cap->batches++;
 			continue;
+		}
+		if (nlh->nlmsg_type == NFNL_MSG_BATCH_END) {
+			cap->batches_ended++;
+			continue;
+		}
 		type = NFNL_MSG_TYPE(nlh->nlmsg_type);
 		if (NFNL_SUBSYS_ID(nlh->nlmsg_type) != NFNL_SUBSYS_NFTABLES ||
 		    !only_adds(type)) {
@@ -240,33 +261,38 @@ static void take(struct cgfw_capture *cap, const struct msghdr *mh)
 	cgfw_sb_release(&all);
 }
 
-static void answer(struct cgfw_capture *cap, int listener,
+/* One call of nft's thread: copied, and let go on. false: cannot answer. */
+static bool answer(struct cgfw_capture *cap, int listener,
 		   struct seccomp_notif *req, struct seccomp_notif_resp *resp,
 		   size_t req_size, size_t resp_size)
 {
 	memset(req, 0, req_size);
-	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, req)) {
-		if (errno != EINTR && errno != ENOENT)
-			cap->adds_only = false;
-		return;
-	}
+	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, req))
+		return errno == EINTR || errno == ENOENT;
 	/*
 	 * The thread is stopped in the call until the answer, and shares
-	 * this memory: its arguments are read in place.
+	 * this memory: its arguments are read in place, while the call is
+	 * still there to answer.
 	 */
 	if (cap->adds_only && req->data.nr == __NR_sendmsg &&
+	    !ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) &&
 	    is_nfnetlink((int)req->data.args[0]))
 		take(cap, (const struct msghdr *)(uintptr_t)req->data.args[1]);
 	memset(resp, 0, resp_size);
 	resp->id = req->id;
 	resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-	/*
-	 * ENOENT: a signal ended the call, which will come again: a copy
-	 * twice, which the check of the elements finds.
-	 */
-	ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
+	if (!ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, resp))
+		return true;
+	/* ENOENT: a signal ended the call, which comes again */
+	cap->adds_only = false;
+	return errno == ENOENT;
 }
 
+/*
+ * Answer until nft's function returns. On an error that leaves a call
+ * unanswered, the caller closes the listener: the call then fails
+ * (ENOSYS) and nft says so, instead of waiting for ever.
+ */
 static void supervise(struct cgfw_capture *cap, struct runner *r)
 {
 	union {
@@ -286,15 +312,17 @@ static void supervise(struct cgfw_capture *cap, struct runner *r)
 		if (poll(p, 2, -1) < 0) {
 			if (errno == EINTR)
 				continue;
-			cap->adds_only = false;
 			break;
 		}
-		if (p[0].revents & POLLIN)
-			answer(cap, r->listener, &req.n, &resp.n,
-			       sizeof(req), sizeof(resp));
-		else if (p[1].revents)
-			break;
+		if (p[0].revents & POLLIN) {
+			if (!answer(cap, r->listener, &req.n, &resp.n,
+				    sizeof(req), sizeof(resp)))
+				break;
+		} else if (p[1].revents) {
+			return;
+		}
 	}
+	cap->adds_only = false;
 }
 
 /* seccomp's structures fit NOTIF_ROOM (they are far smaller) */
@@ -373,8 +401,7 @@ static int cmp_u64(const void *a, const void *b)
  * Every element once, each message naming its table and set: else what
  * the kernel holds is not the copy (an element sent twice, as `add
  * element` of one already there does, is one element). A hash that
- * matches by chance only costs the dump. An anonymous set is named by
- * nft's format ("__set%d") with its id.
+ * matches by chance only costs the dump.
  */
 static bool each_once(const struct cgfw_capture *cap)
 {
@@ -382,7 +409,7 @@ static bool each_once(const struct cgfw_capture *cap)
 	const struct nlattr *a, *e;
 	struct keys k = { 0 };
 	int left = cap->batch.len;
-	bool ok = true;
+	bool ok = true, anon;
 	uint64_t h;
 	size_t i, named;
 
@@ -391,6 +418,7 @@ static bool each_once(const struct cgfw_capture *cap)
 			continue;
 		h = 0xcbf29ce484222325ull;
 		named = 0;
+		anon = false;
 		mnl_attr_for_each(a, nlh, sizeof(struct nfgenmsg)) {
 			uint16_t type = mnl_attr_get_type(a);
 
@@ -399,11 +427,19 @@ static bool each_once(const struct cgfw_capture *cap)
 				h = fnv1a(h, mnl_attr_get_payload(a),
 					  mnl_attr_get_payload_len(a));
 				named++;
-			} else if (type == NFTA_SET_ELEM_LIST_SET_ID) {
-				h = fnv1a(h, mnl_attr_get_payload(a),
-					  mnl_attr_get_payload_len(a));
+				anon |= type == NFTA_SET_ELEM_LIST_SET &&
+					strchr(mnl_attr_get_str(a), '%');
 			}
 		}
+		/*
+		 * An anonymous set is its id; a named one, declared twice,
+		 * has two ids and is one set.
+		 */
+		mnl_attr_for_each(a, nlh, sizeof(struct nfgenmsg))
+			if (anon &&
+			    mnl_attr_get_type(a) == NFTA_SET_ELEM_LIST_SET_ID)
+				h = fnv1a(h, mnl_attr_get_payload(a),
+					  mnl_attr_get_payload_len(a));
 		ok = named == 2;
 		mnl_attr_for_each(a, nlh, sizeof(struct nfgenmsg)) {
 			if (!ok ||
@@ -509,7 +545,7 @@ static bool name_anonymous(struct naming *nm, const char *table,
 	if (snprintf(v->name, sizeof(v->name), f->format, f->next++) >=
 	    (int)sizeof(v->name))
 		return false;
-	strcpy(out, v->name);
+	memcpy(out, v->name, sizeof(v->name));
 	return true;
 }
 
@@ -541,6 +577,7 @@ static struct nlmsghdr *stream_msg(struct strbuf *sb, size_t room,
 static void stream_done(struct strbuf *sb, const struct nlmsghdr *nlh)
 {
 	sb->len += NLMSG_ALIGN(nlh->nlmsg_len);
+	sb->buf[sb->len] = '\0';	/* reserved, as strbuf keeps it */
 }
 
 static bool stream_set(struct cgfw_capture *cap, struct naming *nm,
@@ -568,6 +605,11 @@ static bool stream_set(struct cgfw_capture *cap, struct naming *nm,
 					       strlen(given)))) {
 		goto out;
 	}
+	/* the kernel's size of a verdict, which nft does not send */
+	if ((nftnl_set_get_u32(s, NFTNL_SET_FLAGS) & NFT_SET_MAP) &&
+	    nftnl_set_get_u32(s, NFTNL_SET_DATA_TYPE) == NFT_DATA_VERDICT &&
+	    !nftnl_set_get_u32(s, NFTNL_SET_DATA_LEN))
+		nftnl_set_set_u32(s, NFTNL_SET_DATA_LEN, VERDICT_LEN);
 	nlh = stream_msg(&cap->stream, from->nlmsg_len + NFT_SET_MAXNAMELEN,
 			 from);
 	if (nlh) {
@@ -648,10 +690,16 @@ static void fill_defaults(struct nftnl_expr *e, const char *kind)
 		nftnl_expr_set_u64(e, NFTNL_EXPR_DYNSET_TIMEOUT, 0);
 }
 
+struct rule_names {
+	const struct naming *nm;
+	const char *table;
+};
+
 static int rename_expr(struct nftnl_expr *e, void *data)
 {
-	const struct naming *nm = ((void **)data)[0];
-	const char *table = ((void **)data)[1];
+	const struct rule_names *rn = data;
+	const struct naming *nm = rn->nm;
+	const char *table = rn->table;
 	const char *kind = nftnl_expr_get_str(e, NFTNL_EXPR_NAME);
 	bool ok = true;
 
@@ -672,15 +720,14 @@ static bool stream_rule(struct cgfw_capture *cap, const struct naming *nm,
 			const struct nlmsghdr *from)
 {
 	struct nftnl_rule *r = nftnl_rule_alloc();
+	struct rule_names rn = { .nm = nm };
 	struct nlmsghdr *nlh;
-	const void *data[2];
 	bool ok = false;
 
 	if (!r || nftnl_rule_nlmsg_parse(from, r) < 0)
 		goto out;
-	data[0] = nm;
-	data[1] = nftnl_rule_get_str(r, NFTNL_RULE_TABLE);
-	if (!data[1] || nftnl_expr_foreach(r, rename_expr, data) < 0)
+	rn.table = nftnl_rule_get_str(r, NFTNL_RULE_TABLE);
+	if (!rn.table || nftnl_expr_foreach(r, rename_expr, &rn) < 0)
 		goto out;
 	nlh = stream_msg(&cap->stream, from->nlmsg_len + 4096, from);
 	if (nlh) {
@@ -801,7 +848,9 @@ static bool stream_named_elems(struct cgfw_capture *cap)
 static void make_stream(struct cgfw_capture *cap, bool whole)
 {
 	cap->level = CGFW_CAPTURE_NONE;
-	if (!cap->adds_only || !each_once(cap))
+	/* a batch seen whole, or nothing is known */
+	if (!cap->adds_only || !cap->batches ||
+	    cap->batches != cap->batches_ended || !each_once(cap))
 		return;
 	if (whole && cap->in_order && stream_whole(cap)) {
 		cap->level = CGFW_CAPTURE_WHOLE;
@@ -811,6 +860,25 @@ static void make_stream(struct cgfw_capture *cap, bool whole)
 	cgfw_sb_init(&cap->stream);
 	if (stream_named_elems(cap))
 		cap->level = CGFW_CAPTURE_ELEMS;
+}
+
+/*
+ * nft's thread, with the stack nft had on the main thread: its parser
+ * recurses with the input's nesting.
+ */
+#define RUNNER_STACK (64u << 20)
+
+static int start(pthread_t *thread, struct runner *r)
+{
+	pthread_attr_t attr;
+	int ret;
+
+	if (pthread_attr_init(&attr))
+		return -1;
+	ret = pthread_attr_setstacksize(&attr, RUNNER_STACK) ? :
+	      pthread_create(thread, &attr, runner_main, r);
+	pthread_attr_destroy(&attr);
+	return ret;
 }
 
 void cgfw_capture_run(int (*fn)(void *arg), void *arg, bool whole,
@@ -827,12 +895,13 @@ void cgfw_capture_run(int (*fn)(void *arg), void *arg, bool whole,
 	r.capture = sizes_fit() && !getenv("CGFW_READBACK_DUMP");
 	r.ready = eventfd(0, EFD_CLOEXEC);
 	r.done = eventfd(0, EFD_CLOEXEC);
-	if (r.ready < 0 || r.done < 0 ||
-	    pthread_create(&thread, NULL, runner_main, &r)) {
+	if (r.ready < 0 || r.done < 0 || start(&thread, &r)) {
 		cap->ret = fn(arg);
 		goto out;
 	}
-	if (read(r.ready, &v, sizeof(v)) == sizeof(v) && r.listener >= 0) {
+	while (read(r.ready, &v, sizeof(v)) < 0 && errno == EINTR)
+		;
+	if (r.listener >= 0) {
 		cap->adds_only = true;
 		supervise(cap, &r);
 	}

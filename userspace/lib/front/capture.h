@@ -21,6 +21,7 @@ enum cgfw_capture_level {
 struct cgfw_capture {
 	struct strbuf batch;	/* nft's sets, rules and elements, as sent */
 	bool adds_only;		/* nothing deleted, nothing lost */
+	unsigned int batches, batches_ended;	/* begun, ended */
 	bool in_order;		/* every rule appended to a named chain */
 	struct strbuf stream;	/* messages for the read-back, as dumped */
 	enum cgfw_capture_level level;

@@ -6,8 +6,9 @@
  * compiler, inside a shadow network namespace where no packet ever flows;
  * nf_tables in the kernel validates it there, and what it made is read
  * back: from nft's own batch where that is the whole story
- * (front/capture.c), else by dumps (front/readback.c). All of it runs in a child process with memory
- * and time limits (base/child.c): libnftables aborts or crashes on some
+ * (front/capture.c), else by dumps (front/readback.c). All of it runs in
+ * a child process with memory and time limits (base/child.c):
+ * libnftables aborts or crashes on some
  * malformed input, and that must not take the caller with it. The child
  * sends nft's error text, or the dump of the shadow namespace, which the
  * parent reads into the IR.
@@ -245,7 +246,8 @@ static int child_job(void *arg, int fd)
 	}
 	ro.have_elems = cgfw_capture_has;
 	ro.have_data = &cap;
-	ro.no_sets = ro.no_rules = cap.level == CGFW_CAPTURE_WHOLE;
+	ro.no_sets = cap.level == CGFW_CAPTURE_WHOLE;
+	ro.no_rules = ro.no_sets;
 	cgfw_ir_init(&rs);
 	ret = cgfw_readback(&quiet, &rs, &ro);
 	ret = ret ? : flush_msgs(&j);
