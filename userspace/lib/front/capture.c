@@ -858,8 +858,12 @@ static void make_stream(struct cgfw_capture *cap, bool whole)
 	}
 	cgfw_sb_release(&cap->stream);
 	cgfw_sb_init(&cap->stream);
-	if (stream_named_elems(cap))
+	if (stream_named_elems(cap)) {
 		cap->level = CGFW_CAPTURE_ELEMS;
+		return;
+	}
+	cgfw_sb_release(&cap->stream);	/* none of it: the dumps read it */
+	cgfw_sb_init(&cap->stream);
 }
 
 /*

@@ -252,7 +252,7 @@ static int child_job(void *arg, int fd)
 	ret = cgfw_readback(&quiet, &rs, &ro);
 	ret = ret ? : flush_msgs(&j);
 	/* after the tables and chains they go to, as dumps would have them */
-	if (!ret && cap.stream.len)
+	if (!ret && cap.level != CGFW_CAPTURE_NONE && cap.stream.len)
 		ret = cgfw_child_send(fd, REC_NLMSG, cap.stream.buf,
 				      cap.stream.len);
 	cgfw_capture_release(&cap);
