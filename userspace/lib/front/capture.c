@@ -52,6 +52,7 @@
 #include <linux/netfilter/nf_tables.h>
 
 #include "base/list.h"
+#include "base/hash.h"
 #include "front/capture.h"
 
 #if defined(__x86_64__)
@@ -341,15 +342,6 @@ struct keys {
 	size_t n, cap;
 };
 
-static uint64_t fnv1a(uint64_t h, const void *p, size_t len)
-{
-	const uint8_t *b = p;
-
-	while (len--)
-		h = (h ^ *b++) * 0x100000001b3ull;
-	return h;
-}
-
 static int key_add(struct keys *k, uint64_t h)
 {
 	uint64_t *v;
@@ -378,23 +370,16 @@ static uint64_t elem_hash(uint64_t h, const struct nlattr *elem)
 			flags = mnl_attr_get_u32(a) &
 				htonl(NFT_SET_ELEM_INTERVAL_END |
 				      NFT_SET_ELEM_CATCHALL);
-			h = fnv1a(h, &type, sizeof(type));
-			h = fnv1a(h, &flags, sizeof(flags));
+			h = cgfw_fnv1a(h, &type, sizeof(type));
+			h = cgfw_fnv1a(h, &flags, sizeof(flags));
 		} else if (type == NFTA_SET_ELEM_KEY ||
 			   type == NFTA_SET_ELEM_KEY_END) {
-			h = fnv1a(h, &type, sizeof(type));
-			h = fnv1a(h, mnl_attr_get_payload(a),
+			h = cgfw_fnv1a(h, &type, sizeof(type));
+			h = cgfw_fnv1a(h, mnl_attr_get_payload(a),
 				  mnl_attr_get_payload_len(a));
 		}
 	}
 	return h;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 /*
@@ -416,7 +401,7 @@ static bool each_once(const struct cgfw_capture *cap)
 	for (; ok && mnl_nlmsg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left)) {
 		if (NFNL_MSG_TYPE(nlh->nlmsg_type) != NFT_MSG_NEWSETELEM)
 			continue;
-		h = 0xcbf29ce484222325ull;
+		h = CGFW_FNV1A_INIT;
 		named = 0;
 		anon = false;
 		mnl_attr_for_each(a, nlh, sizeof(struct nfgenmsg)) {
@@ -424,7 +409,7 @@ static bool each_once(const struct cgfw_capture *cap)
 
 			if (type == NFTA_SET_ELEM_LIST_TABLE ||
 			    type == NFTA_SET_ELEM_LIST_SET) {
-				h = fnv1a(h, mnl_attr_get_payload(a),
+				h = cgfw_fnv1a(h, mnl_attr_get_payload(a),
 					  mnl_attr_get_payload_len(a));
 				named++;
 				anon |= type == NFTA_SET_ELEM_LIST_SET &&
@@ -438,7 +423,7 @@ static bool each_once(const struct cgfw_capture *cap)
 		mnl_attr_for_each(a, nlh, sizeof(struct nfgenmsg))
 			if (anon &&
 			    mnl_attr_get_type(a) == NFTA_SET_ELEM_LIST_SET_ID)
-				h = fnv1a(h, mnl_attr_get_payload(a),
+				h = cgfw_fnv1a(h, mnl_attr_get_payload(a),
 					  mnl_attr_get_payload_len(a));
 		ok = named == 2;
 		mnl_attr_for_each(a, nlh, sizeof(struct nfgenmsg)) {
@@ -450,7 +435,7 @@ static bool each_once(const struct cgfw_capture *cap)
 		}
 	}
 	if (ok && k.n) {
-		qsort(k.v, k.n, sizeof(*k.v), cmp_u64);
+		qsort(k.v, k.n, sizeof(*k.v), cgfw_cmp_u64);
 		for (i = 1; ok && i < k.n; i++)
 			ok = k.v[i] != k.v[i - 1];
 	}
@@ -490,7 +475,7 @@ struct naming {
 
 static uint64_t str_hash(const char *s)
 {
-	return fnv1a(0xcbf29ce484222325ull, s, strlen(s));
+	return cgfw_fnv1a(CGFW_FNV1A_INIT, s, strlen(s));
 }
 
 static int cmp_anon(const void *a, const void *b)
@@ -601,7 +586,7 @@ static bool stream_set(struct cgfw_capture *cap, struct naming *nm,
 				    nftnl_set_get_u32(s, NFTNL_SET_ID), name))
 			goto out;
 		nftnl_set_set_str(s, NFTNL_SET_NAME, name);
-	} else if (key_add(&nm->named, fnv1a(str_hash(table), given,
+	} else if (key_add(&nm->named, cgfw_fnv1a(str_hash(table), given,
 					       strlen(given)))) {
 		goto out;
 	}
@@ -651,7 +636,7 @@ static bool names_apart(struct naming *nm, const struct cgfw_capture *cap)
 			nftnl_set_free(s);
 	}
 	if (ok && nm->named.n) {
-		qsort(nm->named.v, nm->named.n, sizeof(uint64_t), cmp_u64);
+		qsort(nm->named.v, nm->named.n, sizeof(uint64_t), cgfw_cmp_u64);
 		for (i = 1; ok && i < nm->named.n; i++)
 			ok = nm->named.v[i] != nm->named.v[i - 1];
 	}

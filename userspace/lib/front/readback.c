@@ -22,6 +22,7 @@
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/nf_tables.h>
 
+#include "base/hash.h"
 #include "front/readback.h"
 #include "nl/netlink.h"
 
@@ -281,27 +282,18 @@ static int collect(const struct nlmsghdr *nlh, void *data)
 	return sb->oom ? MNL_CB_ERROR : MNL_CB_OK;
 }
 
-static uint64_t fnv1a(uint64_t h, const void *p, size_t len)
-{
-	const uint8_t *b = p;
-
-	while (len--)
-		h = (h ^ *b++) * 0x100000001b3ull;
-	return h;
-}
-
 static int key_of(const struct nlattr *elem, struct elem_dump *ed)
 {
 	const struct nlattr *a;
-	uint64_t h = 0xcbf29ce484222325ull, *v;
+	uint64_t h = CGFW_FNV1A_INIT, *v;
 
 	mnl_attr_for_each_nested(a, elem) {
 		uint16_t type = mnl_attr_get_type(a);
 
 		if (type == NFTA_SET_ELEM_KEY || type == NFTA_SET_ELEM_KEY_END ||
 		    type == NFTA_SET_ELEM_FLAGS) {
-			h = fnv1a(h, &type, sizeof(type));
-			h = fnv1a(h, mnl_attr_get_payload(a),
+			h = cgfw_fnv1a(h, &type, sizeof(type));
+			h = cgfw_fnv1a(h, mnl_attr_get_payload(a),
 				  mnl_attr_get_payload_len(a));
 		}
 	}
@@ -314,13 +306,6 @@ static int key_of(const struct nlattr *elem, struct elem_dump *ed)
 	}
 	ed->keys[ed->n++] = h;
 	return 0;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 /* The keys of every element the messages hold; -EAGAIN if one is twice. */
@@ -346,7 +331,7 @@ static int elem_keys(struct elem_dump *ed)
 		}
 	}
 	if (ed->n)	/* an empty set has no array */
-		qsort(ed->keys, ed->n, sizeof(*ed->keys), cmp_u64);
+		qsort(ed->keys, ed->n, sizeof(*ed->keys), cgfw_cmp_u64);
 	for (i = 1; i < ed->n; i++)
 		if (ed->keys[i] == ed->keys[i - 1])
 			return -EAGAIN;
