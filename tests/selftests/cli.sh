@@ -130,6 +130,23 @@ check "-o is for the bpf backend (exit 2)" \
 	bash -c "'$CGFW' compile -o x.o '$work/web.nft' 2>/dev/null; [ \$? -eq 2 ]"
 check "flush leaves nothing of cgfw" \
 	bash -c "'$CGFW' flush && [ -z \"\$(nft list tables)\" ] && [ -z \"\$('$CGFW' list -j | grep -o web)\" ]"
+# 1,400 rules that form no run, of nine branches each: the verifier kept
+# about eight of each waiting and refused the program past 8,192 ("The
+# sequence of 8193 jumps is too complex"); cut into blocks, it loads, the
+# last rule still drops, and the stretch is said with its lines
+python3 - "$cg" > "$work/long.nft" <<'PY'
+import sys
+print('table cgroup long {\n\tchain out {\n\t\ttype filter hook egress cgroup "%s" priority 0; policy accept;' % sys.argv[1])
+for i in range(1399):
+    print('\t\tudp dport %d counter ip daddr 127.0.%d.%d drop' % (20000 + i, i >> 8, i & 255))
+print('\t\tudp dport 9 counter ip daddr 127.0.0.1 drop\n\t}\n}')
+PY
+check "1,400 rules one by one load with bpf (blocks for the verifier), the last one drops, and the stretch is said" \
+	bash -c "'$CGFW' apply -b bpf '$work/long.nft' 2> '$work/long.err' &&
+		 grep -q 'long.nft:4-1403: these 1400 rules of chain .out. are checked one by one' '$work/long.err' &&
+		 bash -c 'echo \$\$ > \"\$0/cgroup.procs\"; ! echo x 2>/dev/null > /dev/udp/127.0.0.1/9 && echo x > /dev/udp/127.0.0.1/10' '$root/$cg' &&
+		 [ \$('$CGFW' list long | grep -c 'counter packets 1 ') -eq 1 ] &&
+		 '$CGFW' delete long || { tail -c 2000 '$work/long.err'; false; }"
 # a bpf table deleted is off its cgroup when delete returns (a link's pin
 # removed alone would be detached by a kernel work item a moment later)
 printf 'table cgroup gone {\n\tchain out {\n\t\ttype filter hook egress cgroup "%s" priority 0; policy accept;\n\t\tudp dport 9 drop\n\t}\n}\n' "$cg" > "$work/gone.nft"

@@ -1281,6 +1281,7 @@ static bool cls_chain(struct cg *g, const struct ir_chain *ic, int ret,
 {
 	struct cls_prog *cp = g->cls;
 	struct cls_chain *c = NULL;
+	struct cg_blocks blocks;
 	size_t i;
 
 	if (!cp || !cp->any)
@@ -1290,8 +1291,11 @@ static bool cls_chain(struct cg *g, const struct ir_chain *ic, int ret,
 			c = &cp->chains[i];
 	if (!c || !c->n_runs)
 		return false;
+	cgfw_cg_blocks_init(g, &blocks);
 	for (i = 0; i < c->n_rules && !g->err && !g->em->err;) {
 		g->chain = ic;
+		cgfw_cg_block(g, &blocks,
+			      c->run_of[i] < 0 ? c->rules[i] : NULL);
 		if (c->run_of[i] < 0) {
 			cgfw_cg_rule(g, c->rules[i], ret, accept);
 			i++;
@@ -1300,6 +1304,7 @@ static bool cls_chain(struct cg *g, const struct ir_chain *ic, int ret,
 		gen_run(g, c, &c->runs[c->run_of[i]], ret, accept);
 		i += c->runs[c->run_of[i]].n;
 	}
+	cgfw_cg_blocks_end(g, &blocks);
 	g->chain = ic;
 	cgfw_em_goto(g->em, ret);
 	return true;

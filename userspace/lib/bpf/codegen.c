@@ -114,13 +114,55 @@ int cgfw_cg_add_slot(struct cg *g, const struct ir_rule *rule)
 	return g->p->n_slots++;
 }
 
+/*
+ * The verifier writes each inlined map lookup into the program one at a
+ * time, and each time moves the whole program (bpf_patch_insn_data()): a
+ * counter on each of 4,000 rules took 13 s to load, 2,000 rules 3.3 s.
+ * In a table of more counters than this, a rule's counter is found by
+ * bpf_map_lookup_percpu_elem() on the CPU the prologue read, a call the
+ * verifier leaves as it is (a few nanoseconds more a counted packet).
+ */
+#define CG_INLINE_COUNTERS 256
+
+static size_t count_counters(const struct ir_table *t)
+{
+	const struct ir_chain *c;
+	const struct ir_rule *r;
+	struct nftnl_expr *e;
+	size_t n = 0;
+
+	list_for_each_entry(c, &t->chains, list) {
+		list_for_each_entry(r, &c->rules, list) {
+			struct nftnl_expr_iter *it =
+				nftnl_expr_iter_create(r->nl);
+
+			while (it && (e = nftnl_expr_iter_next(it)))
+				n += !strcmp(nftnl_expr_get_str(e,
+						NFTNL_EXPR_NAME), "counter");
+			if (it)
+				nftnl_expr_iter_destroy(it);
+		}
+	}
+	return n;
+}
+
 /* packets += 1, bytes += skb->len in this slot of the per-CPU counters */
 static void gen_count(struct cg *g, const struct ir_rule *rule)
 {
 	int skip = cgfw_em_label(g->em), slot = cgfw_cg_add_slot(g, rule);
 
 	E(I_ST(BPF_W, BPF_REG_10, STK_SCRATCH, slot));
-	cgfw_cg_map_lookup(g, g->p->counters_map, STK_SCRATCH);
+	if (g->count_calls) {
+		cgfw_em_ld_imm64(g->em, BPF_REG_1, BPF_PSEUDO_MAP_FD,
+				 MAP_IDX_BIAS + g->p->counters_map);
+		E(I_MOV64_REG(BPF_REG_2, BPF_REG_10));
+		E(I_ALU64_IMM(BPF_ADD, BPF_REG_2, STK_SCRATCH));
+		E(I_LDX(BPF_W, BPF_REG_3, R_CTX,
+			offsetof(struct __sk_buff, cb[4])));
+		E(I_CALL(BPF_FUNC_map_lookup_percpu_elem));
+	} else {
+		cgfw_cg_map_lookup(g, g->p->counters_map, STK_SCRATCH);
+	}
 	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, skip);
 	E(I_LDX(BPF_DW, BPF_REG_1, BPF_REG_0, 0));
 	E(I_ALU64_IMM(BPF_ADD, BPF_REG_1, 1));
@@ -374,6 +416,11 @@ static void gen_prologue(struct cg *g)
 
 	cgfw_em_note(g->em, "prologue: packet family, layer 4 protocol, transport header");
 	E(I_MOV64_REG(R_CTX, BPF_REG_1));
+	if (g->count_calls) {	/* the CPU whose counters count (gen_count()) */
+		E(I_CALL(BPF_FUNC_get_smp_processor_id));
+		E(I_STX(BPF_W, R_CTX, BPF_REG_0,
+			offsetof(struct __sk_buff, cb[4])));
+	}
 	for (i = 0; i < 8; i++)	/* nft's registers start out zero here */
 		E(I_ST(BPF_DW, BPF_REG_10, STK_REGS + i * 8, 0));
 	E(I_MOV64_IMM(R_NFPROTO, 0));
@@ -482,6 +529,8 @@ static void gen_prologue(struct cg *g)
 	E(I_STX(BPF_W, R_CTX, R_NFPROTO, offsetof(struct __sk_buff, cb[0])));
 	E(I_STX(BPF_W, R_CTX, R_THOFF, offsetof(struct __sk_buff, cb[1])));
 	E(I_STX(BPF_W, R_CTX, R_L4PROTO, offsetof(struct __sk_buff, cb[2])));
+	E(I_MOV64_IMM(BPF_REG_1, 0));	/* for the blocks (cgfw_cg_block()) */
+	E(I_STX(BPF_W, R_CTX, BPF_REG_1, offsetof(struct __sk_buff, cb[3])));
 	for (i = 0; i < 8; i++)
 		E(I_ST(BPF_DW, BPF_REG_10, S + i * 8, 0));
 	E(I_LDX(BPF_W, R_NFPROTO, R_CTX, offsetof(struct __sk_buff, cb[0])));
@@ -516,12 +565,18 @@ static void gen_payload_helper(struct cg *g, bool th, uint32_t off,
 
 /*
  * Straight from the packet when the bytes are in its linear area (no
- * helper call); through the helper otherwise.
+ * helper call); through the helper otherwise. The helper's path comes
+ * first in the code, so that the verifier walks it first: the bytes it
+ * leaves on the stack are of any value to the verifier, and the direct
+ * path, which leaves a known load there, then meets an equal state at
+ * @done and stops. The other way round, both paths would be walked
+ * through the rest of the rule, and each load after doubles them again.
  */
 static void gen_payload_direct(struct cg *g, bool th, uint32_t off,
 			       uint32_t len, int dst, int brk)
 {
 	int slow = cgfw_em_label(g->em), done = cgfw_em_label(g->em);
+	int fast = cgfw_em_label(g->em);
 	static const int size[17] = { [1] = BPF_B, [2] = BPF_H, [4] = BPF_W,
 				      [16] = BPF_W };
 	uint32_t i;
@@ -538,14 +593,15 @@ static void gen_payload_direct(struct cg *g, bool th, uint32_t off,
 		E(I_ALU64_IMM(BPF_ADD, BPF_REG_2, off));
 	E(I_MOV64_REG(BPF_REG_4, BPF_REG_2));
 	E(I_ALU64_IMM(BPF_ADD, BPF_REG_4, len));
-	cgfw_em_jmp_reg(g->em, BPF_JGT, BPF_REG_4, BPF_REG_3, slow);
+	cgfw_em_jmp_reg(g->em, BPF_JLE, BPF_REG_4, BPF_REG_3, fast);
+	cgfw_em_bind(g->em, slow);
+	gen_payload_helper(g, th, off, len, dst, brk);
+	cgfw_em_goto(g->em, done);
+	cgfw_em_bind(g->em, fast);
 	for (i = 0; i < len; i += len < 4 ? len : 4) {
 		E(I_LDX(size[len], BPF_REG_1, BPF_REG_2, i));
 		E(I_STX(size[len], BPF_REG_10, BPF_REG_1, dst + i));
 	}
-	cgfw_em_goto(g->em, done);
-	cgfw_em_bind(g->em, slow);
-	gen_payload_helper(g, th, off, len, dst, brk);
 	cgfw_em_bind(g->em, done);
 }
 
@@ -1196,6 +1252,96 @@ void cgfw_cg_rule(struct cg *g, const struct ir_rule *r, int ret, int accept)
 	cgfw_em_bind(g->em, next);
 }
 
+/* ---- blocks, for the verifier ---- */
+
+/*
+ * The verifier walks a program depth first: at a branch it cannot decide
+ * it follows one way and keeps the other waiting on a stack of at most
+ * 8,192 (BPF_COMPLEXITY_LIMIT_JMP_SEQ). In code rule by rule every check
+ * that fails goes on to the next rule, and the walk goes on there while
+ * the rule's other checks still wait: a chain of N rules of k checks keeps
+ * about N * (k - 1) waiting, and past 8,192 the program is refused ("The
+ * sequence of 8193 jumps is too complex"; about 1,600 rules of five
+ * checks). So a long chain is cut into blocks of at most CG_BLOCK_JUMPS
+ * jumps, each behind a branch on skb->cb[3], which is zero at run time but
+ * unknown to the verifier (the prologue's): the walk passes from head to
+ * head first, one waiting branch a block, then goes into the blocks from
+ * the last, each ending at the next head already walked. At most one
+ * block's checks wait at a time. A packet pays two instructions a block.
+ */
+#define CG_BLOCK_JUMPS 2048
+
+/* Rules one by one, this many in a row or more: said (a packet pays each). */
+#define CG_LONG_STRETCH 512
+
+void cgfw_cg_blocks_init(struct cg *g, struct cg_blocks *b)
+{
+	memset(b, 0, sizeof(*b));
+	b->start = g->em->n_fixups;
+	b->next = -1;
+}
+
+/*
+ * The classifier says when its tree is not bounded (cls_gen.c); a long
+ * stretch of rules compiled one by one is said here, once a program.
+ */
+static void say_stretch(struct cg *g, struct cg_blocks *b)
+{
+	const struct ir_rule **told;
+	size_t i, n = b->n_one;
+
+	b->n_one = 0;
+	if (n < CG_LONG_STRETCH || g->err)
+		return;
+	for (i = 0; i < g->n_told; i++)
+		if (g->told[i] == b->first)
+			return;	/* a chain inlined at several jumps */
+	told = realloc(g->told, (g->n_told + 1) * sizeof(*told));
+	if (!told)
+		return;
+	g->told = told;
+	g->told[g->n_told++] = b->first;
+	cgfw_log(g->ctx, CGFW_LOG_WARN,
+		 "%s:%u-%u: these %zu rules of chain '%s' are checked one by one (no 16 in a row alike in what the classifier indexes): a packet that matches none of them pays for all %zu, and past a few thousand the kernel's verifier gives up. Rules that differ only in their values, next to each other, become a lookup or a tree; sets take many values in one rule",
+		 g->rs->src.name, b->first->loc.line, b->last->loc.line, n,
+		 g->chain->name, n);
+}
+
+void cgfw_cg_block(struct cg *g, struct cg_blocks *b,
+		   const struct ir_rule *one)
+{
+	int body;
+
+	if (!one) {
+		say_stretch(g, b);
+	} else {
+		if (!b->n_one++)
+			b->first = one;
+		b->last = one;
+	}
+	if (g->em->n_fixups - b->start < CG_BLOCK_JUMPS)
+		return;
+	if (b->next >= 0)
+		cgfw_em_bind(g->em, b->next);
+	body = cgfw_em_label(g->em);
+	b->next = cgfw_em_label(g->em);
+	b->start = g->em->n_fixups;
+	cgfw_em_note(g->em, "chain %s: a block (for the verifier)",
+		     g->chain->name);
+	E(I_LDX(BPF_W, BPF_REG_1, R_CTX, offsetof(struct __sk_buff, cb[3])));
+	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_1, 0, body);
+	cgfw_em_goto(g->em, b->next);
+	cgfw_em_bind(g->em, body);
+}
+
+void cgfw_cg_blocks_end(struct cg *g, struct cg_blocks *b)
+{
+	say_stretch(g, b);
+	if (b->next >= 0)
+		cgfw_em_bind(g->em, b->next);
+	b->next = -1;
+}
+
 /* ---- runs of rules that differ in one constant ---- */
 
 /*
@@ -1466,6 +1612,7 @@ static void gen_chain(struct cg *g, const struct ir_chain *c, int ret,
 		      int accept)
 {
 	const struct ir_rule *r, **rules = NULL;
+	struct cg_blocks blocks;
 	size_t n = 0, i, run;
 
 	if (g->ext && g->ext->chain(g, c, ret, accept))
@@ -1480,17 +1627,21 @@ static void gen_chain(struct cg *g, const struct ir_chain *c, int ret,
 	n = 0;
 	list_for_each_entry(r, &c->rules, list)
 		rules[n++] = r;
+	cgfw_cg_blocks_init(g, &blocks);
 	for (i = 0; i < n && !g->err; i += run) {
 		g->chain = c;
 		run = run_length(rules, n, i);
 		/* a program may use 64 maps: keep a few for what follows */
 		if (run >= RUN_MIN && g->bt->n_maps < MAX_MAPS - 8) {	/* roughly */
+			cgfw_cg_block(g, &blocks, NULL);
 			gen_run(g, rules + i, run, ret, accept);
 		} else {
+			cgfw_cg_block(g, &blocks, rules[i]);
 			cgfw_cg_rule(g, rules[i], ret, accept);
 			run = 1;
 		}
 	}
+	cgfw_cg_blocks_end(g, &blocks);
 	g->chain = c;
 	free(rules);
 	cgfw_em_goto(g->em, ret);
@@ -1527,6 +1678,7 @@ int cgfw_bpf_generate(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 	size_t i, n_maps;
 
 	cgfw_em_init(&p->em);
+	g->count_calls = count_counters(bt->table) > CG_INLINE_COUNTERS;
 	/* what the program enforces is described by a map it carries */
 	cgfw_em_note(&p->em, "the table's description (bpf/desc.h)");
 	cgfw_em_ld_imm64(&p->em, BPF_REG_0, BPF_PSEUDO_MAP_FD,
@@ -1538,6 +1690,7 @@ int cgfw_bpf_generate(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 		gen_base_chain(g, p->chains[i]);
 	if (ext)
 		ext->release(g);
+	free(g->told);
 	cgfw_em_note(&p->em, "every chain let the packet pass");
 	E(I_MOV64_IMM(BPF_REG_0, 1));
 	E(I_EXIT());

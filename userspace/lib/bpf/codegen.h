@@ -25,6 +25,10 @@ struct cg {
 	int err;
 	const struct cgfw_bpf_ext *ext;	/* NULL: rule by rule */
 	struct cls_prog *cls;		/* the classifier's runs (cls_gen.c) */
+	bool count_calls;	/* counters by lookup_percpu_elem (codegen.c) */
+	/* the first rules of the long stretches already told of */
+	const struct ir_rule **told;
+	size_t n_told;
 };
 
 /*
@@ -63,6 +67,25 @@ void cgfw_cg_verdict(struct cg *g, int32_t verdict, const char *chain,
 		     int next, int ret, int accept);
 /* One rule, compared expression by expression. */
 void cgfw_cg_rule(struct cg *g, const struct ir_rule *r, int ret, int accept);
+
+/*
+ * A chain's code cut into blocks for the verifier (codegen.c): set up
+ * with cgfw_cg_blocks_init() where the chain starts, cgfw_cg_block()
+ * before each rule or run, cgfw_cg_blocks_end() after the last.
+ */
+struct cg_blocks {
+	size_t start;	/* the emitter's jumps when the block began */
+	int next;	/* the label after the open block, -1: none */
+	/* the rules compiled one by one since the last run */
+	const struct ir_rule *first, *last;
+	size_t n_one;
+};
+
+void cgfw_cg_blocks_init(struct cg *g, struct cg_blocks *b);
+/* Before rule @one, compiled alone, or before a run (@one NULL). */
+void cgfw_cg_block(struct cg *g, struct cg_blocks *b,
+		   const struct ir_rule *one);
+void cgfw_cg_blocks_end(struct cg *g, struct cg_blocks *b);
 /* The state slot of quota or limit @e (one per expression in the table). */
 uint32_t cgfw_cg_state_slot(struct cg *g, struct bpf_state *st,
 			    struct nftnl_expr *e, const char *name,

@@ -458,6 +458,18 @@ static void verifier_error(struct cgfw_ctx *ctx, const struct bpf_table *bt,
 	while (tail > log && lines < 16)
 		if (*--tail == '\n')
 			lines++;
+	/*
+	 * Its limits on the work of checking (docs/classifier.rst): where it
+	 * stopped is only where the budget ran out, not what is wrong.
+	 */
+	if (strstr(log, "BPF program is too large.") ||
+	    strstr(log, "jumps is too complex.")) {
+		cgfw_err_at(ctx, &bt->rs->src, &bt->table->loc,
+			    "the %s program of table '%s' for cgroup %s is more than the kernel's verifier checks (%s; it gave up at %s): rules that differ only in their values, next to each other, become one lookup or a tree, a set takes many values in one rule, or use the nft backend (-b nft); the end of its log:\n%s",
+			    cgfw_dir_str(p->dir), bt->table->name,
+			    p->cgroup->path, strerror(-err), rule, tail);
+		return;
+	}
 	cgfw_err_at(ctx, &bt->rs->src, &bt->table->loc,
 		    "the kernel's verifier refused the %s program of table '%s' for cgroup %s (%s), at instruction %ld, from %s; the end of its log:\n%s",
 		    cgfw_dir_str(p->dir), bt->table->name, p->cgroup->path,
