@@ -555,6 +555,21 @@ static const void *attr_data(struct nftnl_expr *e, uint16_t attr,
 	return d;
 }
 
+/*
+ * r@dst = r@src, as a value of its own to the verifier. A branch on
+ * R_THOFF or R_L4PROTO itself teaches the verifier their range, which it
+ * then carries from rule to rule: the rules after one that tested them
+ * are walked again for each range learnt (three times over on access
+ * lists). A branch on a copy teaches it only the copy's. The copy made
+ * by a move alone is linked to its source; any operation but an
+ * addition unlinks it.
+ */
+static void copy_unlinked(struct cg *g, int dst, int src)
+{
+	E(I_MOV64_REG(dst, src));
+	E(I_ALU64_IMM(BPF_OR, dst, 0));
+}
+
 /* bpf_skb_load_bytes(): reads beyond the linear area too */
 static void gen_payload_helper(struct cg *g, bool th, uint32_t off,
 			       uint32_t len, int dst, int brk)
@@ -581,14 +596,14 @@ static void gen_payload_direct(struct cg *g, bool th, uint32_t off,
 				      [16] = BPF_W };
 	uint32_t i;
 
-	/* the verifier wants the offset bounded well below 64k */
+	/* the verifier wants the offset bounded well below 64k (r5: above) */
 	if (th)
-		cgfw_em_jmp_imm(g->em, BPF_JGT, R_THOFF, 0x7fff, slow);
+		cgfw_em_jmp_imm(g->em, BPF_JGT, BPF_REG_5, 0x7fff, slow);
 	E(I_LDX(BPF_W, BPF_REG_2, R_CTX, offsetof(struct __sk_buff, data)));
 	E(I_LDX(BPF_W, BPF_REG_3, R_CTX,
 		offsetof(struct __sk_buff, data_end)));
 	if (th)
-		E(I_ALU64_REG(BPF_ADD, BPF_REG_2, R_THOFF));
+		E(I_ALU64_REG(BPF_ADD, BPF_REG_2, BPF_REG_5));
 	if (off)
 		E(I_ALU64_IMM(BPF_ADD, BPF_REG_2, off));
 	E(I_MOV64_REG(BPF_REG_4, BPF_REG_2));
@@ -627,8 +642,10 @@ static void gen_payload(struct cg *g, struct nftnl_expr *e, int brk)
 		return;
 	if (len % 4)	/* nft zeroes the last, partial word */
 		E(I_ST(BPF_W, BPF_REG_10, dst + len / 4 * 4, 0));
-	if (base == NFT_PAYLOAD_TRANSPORT_HEADER)
-		cgfw_em_jmp_imm(g->em, BPF_JSLT, R_THOFF, 0, brk);	/* none */
+	if (base == NFT_PAYLOAD_TRANSPORT_HEADER) {	/* none: break */
+		copy_unlinked(g, BPF_REG_5, R_THOFF);
+		cgfw_em_jmp_imm(g->em, BPF_JSLT, BPF_REG_5, 0, brk);
+	}
 	if (len == 1 || len == 2 || len == 4 || len == 16)
 		gen_payload_direct(g, base == NFT_PAYLOAD_TRANSPORT_HEADER,
 				   off, len, dst, brk);
@@ -725,8 +742,9 @@ static void gen_meta(struct cg *g, struct nftnl_expr *e, int brk)
 		E(I_STX(BPF_W, BPF_REG_10, R_NFPROTO, off));
 		return;
 	case NFT_META_L4PROTO:
-		cgfw_em_jmp_imm(g->em, BPF_JSLT, R_L4PROTO, 0, brk);
-		E(I_STX(BPF_W, BPF_REG_10, R_L4PROTO, off));
+		copy_unlinked(g, BPF_REG_1, R_L4PROTO);
+		cgfw_em_jmp_imm(g->em, BPF_JSLT, BPF_REG_1, 0, brk);
+		E(I_STX(BPF_W, BPF_REG_10, BPF_REG_1, off));
 		return;
 	case NFT_META_SKUID:
 		E(I_MOV64_REG(BPF_REG_1, R_CTX));
@@ -1302,7 +1320,7 @@ static void say_stretch(struct cg *g, struct cg_blocks *b)
 	g->told = told;
 	g->told[g->n_told++] = b->first;
 	cgfw_log(g->ctx, CGFW_LOG_WARN,
-		 "%s:%u-%u: these %zu rules of chain '%s' are checked one by one (no 16 in a row alike in what the classifier indexes): a packet that matches none of them pays for all %zu, and past a few thousand the kernel's verifier gives up. Rules that differ only in their values, next to each other, become a lookup or a tree; sets take many values in one rule",
+		 "%s:%u-%u: these %zu rules of chain '%s' are checked one by one (no 16 in a row alike in what the classifier indexes): a packet that matches none of them pays for all %zu, and past about 8,000 such rules the kernel's verifier gives up. Rules that differ only in their values, next to each other, become a lookup or a tree; sets take many values in one rule",
 		 g->rs->src.name, b->first->loc.line, b->last->loc.line, n,
 		 g->chain->name, n);
 }
