@@ -147,6 +147,11 @@ check "1,400 rules one by one load with bpf (blocks for the verifier), the last 
 		 bash -c 'echo \$\$ > \"\$0/cgroup.procs\"; ! echo x 2>/dev/null > /dev/udp/127.0.0.1/9 && echo x > /dev/udp/127.0.0.1/10' '$root/$cg' &&
 		 [ \$('$CGFW' list long | grep -c 'counter packets 1 ') -eq 1 ] &&
 		 '$CGFW' delete long || { tail -c 2000 '$work/long.err'; false; }"
+check "list of a bpf table says what the kernel holds for it, and per rule" \
+	bash -c "'$CGFW' apply -b bpf '$work/big1000.nft' &&
+		 '$CGFW' list big | head -1 | grep -Eq ', [0-9.]+ (KiB|MiB) in the kernel, [1-9][0-9]* bytes a rule\$' &&
+		 '$CGFW' list -j big | python3 -c 'import json, sys; d = json.load(sys.stdin)[\"nftables\"]; assert [o for o in d if \"table\" in o][0][\"table\"][\"cgfw\"][\"memory\"] > 1000' &&
+		 '$CGFW' delete big"
 # a bpf table deleted is off its cgroup when delete returns (a link's pin
 # removed alone would be detached by a kernel work item a moment later)
 printf 'table cgroup gone {\n\tchain out {\n\t\ttype filter hook egress cgroup "%s" priority 0; policy accept;\n\t\tudp dport 9 drop\n\t}\n}\n' "$cg" > "$work/gone.nft"

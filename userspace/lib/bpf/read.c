@@ -188,6 +188,66 @@ static int map_of_prog(int prog, uint32_t id)
 	return fd;
 }
 
+/* The kernel's "memlock" of a program's or a map's fd: 0 if it has none. */
+static uint64_t memlock_of(int fd)
+{
+	char path[64], line[128];
+	uint64_t v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "memlock: %" SCNu64, &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+/*
+ * What the kernel holds for the table: its programs of this generation
+ * and every map they use, each once (a set or a quota's state is shared
+ * by the programs of the table).
+ */
+static uint64_t table_memory(const struct links *ls, uint64_t gen)
+{
+	uint32_t *ids, *seen = NULL, n, n_seen = 0, i, j;
+	uint64_t sum = 0;
+	size_t k;
+	int fd;
+
+	for (k = 0; k < ls->n; k++) {
+		if (!ls->v[k].has_desc || ls->v[k].d.gen != gen)
+			continue;
+		sum += memlock_of(ls->v[k].prog);
+		if (prog_maps(ls->v[k].prog, &ids, &n))
+			continue;
+		for (i = 0; i < n; i++) {
+			uint32_t *more;
+
+			for (j = 0; j < n_seen && seen[j] != ids[i]; j++)
+				;
+			if (j < n_seen)
+				continue;
+			more = realloc(seen, (n_seen + 1) * sizeof(*seen));
+			if (!more)
+				break;
+			seen = more;
+			seen[n_seen++] = ids[i];
+			fd = bpf_map_get_fd_by_id(ids[i]);
+			if (fd >= 0) {
+				sum += memlock_of(fd);
+				close(fd);
+			}
+		}
+		free(ids);
+	}
+	free(seen);
+	return sum;
+}
+
 static int possible_cpus(void)
 {
 	static const char *path = "/sys/devices/system/cpu/possible";
@@ -477,6 +537,7 @@ static int to_model(const char *name, const char *dir,
 		add_counters(mt, &ls->v[i]);
 	}
 	add_quotas(mt, p);
+	mt->memory = table_memory(ls, d->gen);
 	for (i = 0; !ret && i < d->n_sets; i++)
 		ret = add_set(mt, d, &d->sets[i], p->prog);
 	return ret;

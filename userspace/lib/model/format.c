@@ -405,13 +405,34 @@ static void text_chain(struct strbuf *sb, const struct model_chain *c)
 	cgfw_sb_adds(sb, "\t}\n");
 }
 
+/* ", 1.4 MiB in the kernel, 912 bytes a rule", when the backend knows */
+static void text_memory(struct strbuf *sb, const struct model_table *t)
+{
+	size_t i, n = 0;
+
+	if (!t->memory)
+		return;
+	for (i = 0; i < t->n_chains; i++)
+		n += t->chains[i].n_rules;
+	if (t->memory >= 1 << 20)
+		cgfw_sb_addf(sb, ", %.1f MiB in the kernel",
+			     t->memory / 1048576.0);
+	else
+		cgfw_sb_addf(sb, ", %" PRIu64 " KiB in the kernel",
+			     (t->memory + 1023) >> 10);
+	if (n)
+		cgfw_sb_addf(sb, ", %" PRIu64 " bytes a rule", t->memory / n);
+}
+
 static void text_table(struct strbuf *sb, const struct model_table *t)
 {
 	size_t i;
 	bool first = true;
 
-	cgfw_sb_addf(sb, "table cgroup %s {\t# backend %s, as %s\n", t->name,
+	cgfw_sb_addf(sb, "table cgroup %s {\t# backend %s, as %s", t->name,
 		     t->backend, t->kernel_name);
+	text_memory(sb, t);
+	cgfw_sb_adds(sb, "\n");
 	if (t->note)
 		cgfw_sb_addf(sb, "\t# %s\n", t->note);
 	for (i = 0; i < t->n_sets; i++, first = false) {
@@ -595,6 +616,8 @@ static void json_table(struct cgfw_json *j, const struct model_table *t)
 	cgfw_json_kv_str(j, "installed_as", t->kernel_name);
 	if (t->generation)
 		cgfw_json_kv_u64(j, "generation", t->generation);
+	if (t->memory)
+		cgfw_json_kv_u64(j, "memory", t->memory);
 	if (t->note)
 		cgfw_json_kv_str(j, "note", t->note);
 	cgfw_json_obj_close(j);

@@ -80,6 +80,7 @@ struct model_table {
 	char *kernel_name;	/* "inet cgfw_web", "cgroup web", a pin dir */
 	uint64_t handle;
 	uint64_t generation;	/* which apply made it */
+	uint64_t memory;	/* bytes the kernel holds for it, 0: unknown */
 	char *note;		/* what is not as applied (an interrupted apply) */
 	struct model_set *sets;
 	size_t n_sets;
