@@ -359,6 +359,13 @@ static int compile_table(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 	int ret = 0;
 
 	memset(bt, 0, sizeof(*bt));
+	if (!list_empty(&t->objs)) {
+		cgfw_err_at(ctx, &rs->src,
+			    rs->object_loc.line ? &rs->object_loc : &t->loc,
+			    "the bpf backend cannot do this: named stateful objects (counter, quota, limit ... declared in table '%s'); use the nft backend (-b nft), or anonymous ones in the rules ('counter', 'quota over 10 mbytes')",
+			    t->name);
+		return -EOPNOTSUPP;
+	}
 	bt->rs = rs;
 	bt->table = t;
 	bt->quotas.map = SIZE_MAX;

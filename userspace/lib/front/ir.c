@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include <libnftnl/chain.h>
+#include <libnftnl/object.h>
 #include <libnftnl/rule.h>
 #include <libnftnl/set.h>
 #include <libnftnl/table.h>
@@ -55,6 +56,7 @@ void cgfw_ir_table_free(struct ir_table *t)
 	struct ir_chain *c, *cn;
 	struct ir_rule *r, *rn;
 	struct ir_set *s, *sn;
+	struct ir_obj *o, *on;
 
 	if (!t)
 		return;
@@ -72,6 +74,12 @@ void cgfw_ir_table_free(struct ir_table *t)
 	list_for_each_entry_safe(s, sn, &t->sets, list) {
 		nftnl_set_free(s->nl);
 		free(s);
+	}
+	if (t->objs.next) {
+		list_for_each_entry_safe(o, on, &t->objs, list) {
+			nftnl_obj_free(o->nl);
+			free(o);
+		}
 	}
 	if (t->nl)
 		nftnl_table_free(t->nl);

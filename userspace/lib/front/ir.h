@@ -14,6 +14,7 @@ struct nftnl_table;
 struct nftnl_chain;
 struct nftnl_set;
 struct nftnl_rule;
+struct nftnl_obj;
 
 struct ir_rule {
 	struct list_head list;
@@ -42,6 +43,12 @@ struct ir_set {
 	bool anonymous;
 };
 
+/* A named stateful object: counter, quota, limit, ct helper ... */
+struct ir_obj {
+	struct list_head list;
+	struct nftnl_obj *nl;	/* its type, name and values */
+};
+
 struct ir_table {
 	struct list_head list;
 	char *name;
@@ -49,12 +56,14 @@ struct ir_table {
 	struct nftnl_table *nl;
 	struct list_head chains;	/* struct ir_chain */
 	struct list_head sets;		/* struct ir_set */
+	struct list_head objs;		/* struct ir_obj */
 };
 
 struct cgfw_ruleset {
 	struct cgfw_source src;
 	struct list_head tables;	/* struct ir_table */
 	unsigned int n_objects;	/* named stateful objects read back */
+	struct cgfw_loc object_loc;	/* the first one in the source */
 };
 
 void cgfw_ir_init(struct cgfw_ruleset *rs);

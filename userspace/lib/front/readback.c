@@ -15,6 +15,7 @@
 
 #include <libmnl/libmnl.h>
 #include <libnftnl/chain.h>
+#include <libnftnl/object.h>
 #include <libnftnl/rule.h>
 #include <libnftnl/set.h>
 #include <libnftnl/table.h>
@@ -56,6 +57,7 @@ static int table_msg(struct rb_state *st, const struct nlmsghdr *nlh)
 	t->nl = nt;
 	list_init(&t->chains);
 	list_init(&t->sets);
+	list_init(&t->objs);
 	list_add_tail(&t->list, &st->rs->tables);
 	return 0;
 err:
@@ -202,7 +204,23 @@ err:
 
 static int obj_msg(struct rb_state *st, const struct nlmsghdr *nlh)
 {
-	(void)nlh;
+	struct nftnl_obj *no = nftnl_obj_alloc();
+	struct ir_table *t;
+	struct ir_obj *o;
+
+	if (!no || nftnl_obj_nlmsg_parse(nlh, no) < 0) {
+		if (no)
+			nftnl_obj_free(no);
+		return -ENOMEM;
+	}
+	t = table_of(st, nftnl_obj_get_str(no, NFTNL_OBJ_TABLE));
+	o = t ? calloc(1, sizeof(*o)) : NULL;
+	if (!o) {
+		nftnl_obj_free(no);
+		return t ? -ENOMEM : 0;
+	}
+	o->nl = no;
+	list_add_tail(&o->list, &t->objs);
 	st->rs->n_objects++;
 	return 0;
 }

@@ -132,12 +132,7 @@ static int compile(struct cgfw_ctx *ctx, struct cgfw_ruleset *rs,
 	job.text = rw.text;
 	job.len = rw.len;
 	ret = cgfw_shadow_compile(ctx, &rs->src, &job, rs);
-	if (!ret && rs->n_objects) {
-		cgfw_err_at(ctx, &rs->src,
-			    rw.object_loc.line ? &rw.object_loc : NULL,
-			    "named stateful objects (counter, quota, limit, ct helper ... declared in a table) are not supported by cgfw yet; use anonymous ones in the rules ('counter', 'limit rate 10/second')");
-		ret = -EOPNOTSUPP;
-	}
+	rs->object_loc = rw.object_loc;	/* for a backend without them */
 	if (ret)
 		goto out;
 

@@ -310,6 +310,82 @@ static const struct {
 	{ NFT_SET_EVAL, "dynamic" },
 };
 
+/* ---- named objects ---- */
+
+static const char *obj_type_str(uint32_t type)
+{
+	static const char *const names[] = {
+		[NFT_OBJECT_COUNTER] = "counter", [NFT_OBJECT_QUOTA] = "quota",
+		[NFT_OBJECT_CT_HELPER] = "ct helper",
+		[NFT_OBJECT_LIMIT] = "limit", [NFT_OBJECT_CONNLIMIT] = "connlimit",
+		[NFT_OBJECT_TUNNEL] = "tunnel",
+		[NFT_OBJECT_CT_TIMEOUT] = "ct timeout",
+		[NFT_OBJECT_SECMARK] = "secmark",
+		[NFT_OBJECT_CT_EXPECT] = "ct expectation",
+		[NFT_OBJECT_SYNPROXY] = "synproxy",
+	};
+
+	return type < ARRAY_SIZE(names) && names[type] ? names[type] :
+	       "object";
+}
+
+/* Bytes as nft writes them: the largest unit that divides them. */
+static void text_bytes(struct strbuf *sb, uint64_t v)
+{
+	if (v && !(v % (1 << 20)))
+		cgfw_sb_addf(sb, "%" PRIu64 " mbytes", v >> 20);
+	else if (v && !(v % 1024))
+		cgfw_sb_addf(sb, "%" PRIu64 " kbytes", v >> 10);
+	else
+		cgfw_sb_addf(sb, "%" PRIu64 " bytes", v);
+}
+
+static const char *per_str(uint64_t seconds)
+{
+	switch (seconds) {
+	case 1: return "second";
+	case 60: return "minute";
+	case 3600: return "hour";
+	case 86400: return "day";
+	case 604800: return "week";
+	}
+	return NULL;
+}
+
+static void text_obj(struct strbuf *sb, const struct model_obj *o)
+{
+	const char *per;
+
+	cgfw_sb_addf(sb, "\t%s %s {\n\t\t", obj_type_str(o->type), o->name);
+	switch (o->type) {
+	case NFT_OBJECT_COUNTER:
+		cgfw_sb_addf(sb, "packets %" PRIu64 " bytes %" PRIu64,
+			     o->counter.packets, o->counter.bytes);
+		break;
+	case NFT_OBJECT_QUOTA:
+		cgfw_sb_adds(sb, o->quota.over ? "over " : "");
+		text_bytes(sb, o->quota.bytes);
+		cgfw_sb_adds(sb, " used ");
+		text_bytes(sb, o->quota.used);
+		break;
+	case NFT_OBJECT_LIMIT:
+		per = per_str(o->limit.unit);
+		cgfw_sb_addf(sb, "rate %s%" PRIu64 "%s/", o->limit.over ?
+			     "over " : "", o->limit.rate,
+			     o->limit.bytes ? " bytes" : "");
+		if (per)
+			cgfw_sb_adds(sb, per);
+		else
+			cgfw_sb_addf(sb, "%" PRIu64 "s", o->limit.unit);
+		cgfw_sb_addf(sb, " burst %" PRIu64 " %s", o->limit.burst,
+			     o->limit.bytes ? "bytes" : "packets");
+		break;
+	default:
+		cgfw_sb_adds(sb, "# installed; cgfw shows the values of counters, quotas and limits");
+	}
+	cgfw_sb_adds(sb, "\n\t}\n");
+}
+
 static void text_set(struct strbuf *sb, const struct model_set *s)
 {
 	bool known = true, any = false;
@@ -435,6 +511,11 @@ static void text_table(struct strbuf *sb, const struct model_table *t)
 	cgfw_sb_adds(sb, "\n");
 	if (t->note)
 		cgfw_sb_addf(sb, "\t# %s\n", t->note);
+	for (i = 0; i < t->n_objs; i++, first = false) {
+		if (!first)
+			cgfw_sb_adds(sb, "\n");
+		text_obj(sb, &t->objs[i]);
+	}
 	for (i = 0; i < t->n_sets; i++, first = false) {
 		if (!first)
 			cgfw_sb_adds(sb, "\n");
@@ -483,6 +564,46 @@ static void json_type(struct cgfw_json *j, uint32_t type)
 	}
 	if (n > 1)
 		cgfw_json_arr_close(j);
+}
+
+/* As nft -j writes them: { "counter": { ..., "packets": N, ... } } */
+static void json_obj(struct cgfw_json *j, const struct model_table *t,
+		     const struct model_obj *o)
+{
+	const char *per;
+
+	cgfw_json_obj_open(j);
+	cgfw_json_key(j, obj_type_str(o->type));
+	cgfw_json_obj_open(j);
+	json_names(j, t);
+	cgfw_json_kv_str(j, "name", o->name);
+	if (o->handle)
+		cgfw_json_kv_u64(j, "handle", o->handle);
+	switch (o->type) {
+	case NFT_OBJECT_COUNTER:
+		cgfw_json_kv_u64(j, "packets", o->counter.packets);
+		cgfw_json_kv_u64(j, "bytes", o->counter.bytes);
+		break;
+	case NFT_OBJECT_QUOTA:
+		cgfw_json_kv_u64(j, "bytes", o->quota.bytes);
+		cgfw_json_kv_u64(j, "used", o->quota.used);
+		cgfw_json_kv_bool(j, "inv", o->quota.over);
+		break;
+	case NFT_OBJECT_LIMIT:
+		per = per_str(o->limit.unit);
+		cgfw_json_kv_u64(j, "rate", o->limit.rate);
+		if (per)
+			cgfw_json_kv_str(j, "per", per);
+		else
+			cgfw_json_kv_u64(j, "per_seconds", o->limit.unit);
+		cgfw_json_kv_u64(j, "burst", o->limit.burst);
+		if (o->limit.bytes)
+			cgfw_json_kv_str(j, "rate_unit", "bytes");
+		cgfw_json_kv_bool(j, "inv", o->limit.over);
+		break;
+	}
+	cgfw_json_obj_close(j);
+	cgfw_json_obj_close(j);
 }
 
 static void json_set(struct cgfw_json *j, const struct model_table *t,
@@ -623,6 +744,8 @@ static void json_table(struct cgfw_json *j, const struct model_table *t)
 	cgfw_json_obj_close(j);
 	cgfw_json_obj_close(j);
 	cgfw_json_obj_close(j);
+	for (i = 0; i < t->n_objs; i++)
+		json_obj(j, t, &t->objs[i]);
 	for (i = 0; i < t->n_sets; i++)
 		json_set(j, t, &t->sets[i]);
 	for (i = 0; i < t->n_chains; i++)

@@ -45,6 +45,11 @@ struct model_set *cgfw_model_add_set(struct model_table *t)
 	return GROW(t->sets, t->n_sets);
 }
 
+struct model_obj *cgfw_model_add_obj(struct model_table *t)
+{
+	return GROW(t->objs, t->n_objs);
+}
+
 struct model_elem *cgfw_model_add_elem(struct model_set *s)
 {
 	struct model_elem *v;
@@ -97,6 +102,9 @@ void cgfw_model_table_release(struct model_table *t)
 		chain_release(&t->chains[i]);
 	for (i = 0; i < t->n_sets; i++)
 		set_release(&t->sets[i]);
+	for (i = 0; i < t->n_objs; i++)
+		free(t->objs[i].name);
+	free(t->objs);
 	free(t->chains);
 	free(t->sets);
 	free(t->name);

@@ -74,6 +74,24 @@ struct model_set {
 	char *where;		/* the bpf map's pin or id, for people */
 };
 
+/*
+ * A named stateful object (nft backend): its type and live values, as
+ * NFTA_OBJ_DATA has them.
+ */
+struct model_obj {
+	char *name;
+	uint64_t handle;
+	uint32_t type;		/* NFT_OBJECT_* */
+	union {
+		struct { uint64_t packets, bytes; } counter;
+		struct { uint64_t bytes, used; bool over; } quota;
+		struct {
+			uint64_t rate, unit, burst;	/* unit: seconds */
+			bool bytes, over;
+		} limit;
+	};
+};
+
 struct model_table {
 	char *name;		/* the user's name */
 	const char *backend;	/* "nft-emulated", "nft-native", "bpf" */
@@ -86,6 +104,8 @@ struct model_table {
 	size_t n_sets;
 	struct model_chain *chains;
 	size_t n_chains;
+	struct model_obj *objs;
+	size_t n_objs;
 };
 
 struct cgfw_listing {
@@ -102,6 +122,7 @@ struct model_table *cgfw_model_add_table(struct cgfw_listing *l);
 struct model_chain *cgfw_model_add_chain(struct model_table *t);
 struct model_rule *cgfw_model_add_rule(struct model_chain *c);
 struct model_set *cgfw_model_add_set(struct model_table *t);
+struct model_obj *cgfw_model_add_obj(struct model_table *t);
 struct model_elem *cgfw_model_add_elem(struct model_set *s);
 
 void cgfw_model_table_release(struct model_table *t);

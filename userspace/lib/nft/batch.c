@@ -13,6 +13,7 @@
 #include <libmnl/libmnl.h>
 #include <libnftnl/chain.h>
 #include <libnftnl/expr.h>
+#include <libnftnl/object.h>
 #include <libnftnl/rule.h>
 #include <libnftnl/set.h>
 #include <libnftnl/table.h>
@@ -183,15 +184,34 @@ static bool is_kept(const struct build *b, const struct ir_chain *c, bool old)
 	return false;
 }
 
+/* A named object of the table replaced, deleted (its rules are already). */
+static void emit_del_obj(struct build *b, const struct ir_obj *o)
+{
+	struct nlmsghdr *nlh;
+
+	nlh = cgfw_nl_batch_next(b->nb, NFT_MSG_DELOBJ, b->tg->family, 0, NULL,
+				 "the replacement of a named object");
+	if (!nlh)
+		return;
+	mnl_attr_put_strz(nlh, NFTA_OBJ_TABLE, b->kname);
+	mnl_attr_put_strz(nlh, NFTA_OBJ_NAME,
+			  nftnl_obj_get_str(o->nl, NFTNL_OBJ_NAME));
+	mnl_attr_put_u32(nlh, NFTA_OBJ_TYPE,
+			 htonl(nftnl_obj_get_u32(o->nl, NFTNL_OBJ_TYPE)));
+	cgfw_nl_batch_done(b->nb);
+}
+
 /*
  * The table kept (nf_tables_updtable cannot change its userdata, so it is
  * left as it is): every rule of it deleted, every named set (anonymous
- * ones go with their rules), every chain but the base chains kept.
+ * ones go with their rules) and named object, every chain but the base
+ * chains kept.
  */
 static void emit_clear(struct build *b)
 {
 	const struct ir_chain *c;
 	const struct ir_set *s;
+	const struct ir_obj *o;
 
 	/* NFTA_RULE_TABLE is NFTA_TABLE_NAME: no chain, every chain's rules */
 	emit_del(b, NFT_MSG_DELRULE, NULL, "the rules of the table");
@@ -200,6 +220,8 @@ static void emit_clear(struct build *b)
 			emit_del(b, NFT_MSG_DELSET,
 				 nftnl_set_get_str(s->nl, NFTNL_SET_NAME),
 				 "the replacement of a set");
+	list_for_each_entry(o, &b->old->objs, list)
+		emit_del_obj(b, o);
 	list_for_each_entry(c, &b->old->chains, list)
 		if (!is_kept(b, c, true))
 			emit_del(b, NFT_MSG_DELCHAIN, c->name,
@@ -412,6 +434,45 @@ restore:
 out:
 	free(table);
 	free(name);
+}
+
+/*
+ * A named object, built from the IR's as emit_set() does a set: the
+ * batch's table put on it while its message is built, then taken off (its
+ * handle and use count, if read back, the kernel ignores in a new one). A
+ * quota read back used up carries NFT_QUOTA_F_DEPLETED, which the kernel
+ * refuses in a new one (it is depleted again by its first packet).
+ */
+static void emit_obj(struct build *b, const struct ir_obj *o)
+{
+	struct nftnl_obj *no = o->nl;
+	uint32_t qflags = 0;
+	struct nlmsghdr *nlh;
+	char *table;
+
+	table = strdup(nftnl_obj_get_str(no, NFTNL_OBJ_TABLE));
+	if (!table) {
+		build_error(b, -ENOMEM);
+		return;
+	}
+	if (nftnl_obj_get_u32(no, NFTNL_OBJ_TYPE) == NFT_OBJECT_QUOTA &&
+	    nftnl_obj_is_set(no, NFTNL_OBJ_QUOTA_FLAGS)) {
+		qflags = nftnl_obj_get_u32(no, NFTNL_OBJ_QUOTA_FLAGS);
+		nftnl_obj_set_u32(no, NFTNL_OBJ_QUOTA_FLAGS,
+				  qflags & ~NFT_QUOTA_F_DEPLETED);
+	}
+	nftnl_obj_set_str(no, NFTNL_OBJ_TABLE, b->kname);
+	nlh = cgfw_nl_batch_next(b->nb, NFT_MSG_NEWOBJ, b->tg->family,
+				 NLM_F_CREATE | NLM_F_EXCL, NULL,
+				 "a named object");
+	if (nlh) {
+		nftnl_obj_nlmsg_build_payload(nlh, no);
+		cgfw_nl_batch_done(b->nb);
+	}
+	nftnl_obj_set_str(no, NFTNL_OBJ_TABLE, table);
+	if (qflags)
+		nftnl_obj_set_u32(no, NFTNL_OBJ_QUOTA_FLAGS, qflags);
+	free(table);
 }
 
 /* ---- rules ---- */
@@ -954,6 +1015,7 @@ static void emit_ir_table(struct build *b, const struct ir_table *t,
 	char run[NFT_NAME_MAXLEN + 16];
 	const struct ir_chain *c;
 	const struct ir_set *s;
+	const struct ir_obj *o;
 
 	b->n_anon = 0;	/* anonymous set names are per table */
 	b->old = old;
@@ -974,6 +1036,9 @@ static void emit_ir_table(struct build *b, const struct ir_table *t,
 			emit_chain(b, c, run);
 		}
 	}
+	/* objects before sets: a map's elements may name them */
+	list_for_each_entry(o, &t->objs, list)
+		emit_obj(b, o);
 	list_for_each_entry(s, &t->sets, list)
 		emit_set(b, s);
 	list_for_each_entry(c, &t->chains, list) {

@@ -11,6 +11,7 @@
 
 #include <libnftnl/chain.h>
 #include <libnftnl/expr.h>
+#include <libnftnl/object.h>
 #include <libnftnl/rule.h>
 #include <libnftnl/set.h>
 #include <libnftnl/table.h>
@@ -299,9 +300,45 @@ static int native_chain(struct model_table *mt, const struct ir_chain *c)
 	return add_rules(mc, c);
 }
 
+/* A named object's type and live values into the model. */
+static int add_obj(struct model_table *mt, struct nftnl_obj *no)
+{
+	struct model_obj *mo = cgfw_model_add_obj(mt);
+
+	if (!mo || cgfw_strdup(&mo->name, nftnl_obj_get_str(no,
+							    NFTNL_OBJ_NAME)))
+		return -ENOMEM;
+	mo->handle = nftnl_obj_get_u64(no, NFTNL_OBJ_HANDLE);
+	mo->type = nftnl_obj_get_u32(no, NFTNL_OBJ_TYPE);
+	switch (mo->type) {
+	case NFT_OBJECT_COUNTER:
+		mo->counter.packets = nftnl_obj_get_u64(no, NFTNL_OBJ_CTR_PKTS);
+		mo->counter.bytes = nftnl_obj_get_u64(no, NFTNL_OBJ_CTR_BYTES);
+		break;
+	case NFT_OBJECT_QUOTA:
+		mo->quota.bytes = nftnl_obj_get_u64(no, NFTNL_OBJ_QUOTA_BYTES);
+		mo->quota.used = nftnl_obj_get_u64(no,
+						   NFTNL_OBJ_QUOTA_CONSUMED);
+		mo->quota.over = nftnl_obj_get_u32(no, NFTNL_OBJ_QUOTA_FLAGS) &
+				 NFT_QUOTA_F_INV;
+		break;
+	case NFT_OBJECT_LIMIT:
+		mo->limit.rate = nftnl_obj_get_u64(no, NFTNL_OBJ_LIMIT_RATE);
+		mo->limit.unit = nftnl_obj_get_u64(no, NFTNL_OBJ_LIMIT_UNIT);
+		mo->limit.burst = nftnl_obj_get_u32(no, NFTNL_OBJ_LIMIT_BURST);
+		mo->limit.bytes = nftnl_obj_get_u32(no, NFTNL_OBJ_LIMIT_TYPE) ==
+				  NFT_LIMIT_PKT_BYTES;
+		mo->limit.over = nftnl_obj_get_u32(no, NFTNL_OBJ_LIMIT_FLAGS) &
+				 NFT_LIMIT_F_INV;
+		break;
+	}
+	return 0;
+}
+
 static int to_model(const struct nft_target *tg, const struct ir_table *t,
 		    struct cgfw_listing *l)
 {
+	const struct ir_obj *o;
 	struct model_table *mt = cgfw_model_add_table(l);
 	struct cgfw_apply_info ai;
 	const struct ir_chain *c;
@@ -325,6 +362,11 @@ static int to_model(const struct nft_target *tg, const struct ir_table *t,
 	    cgfw_strdup(&mt->note,
 			"made by an older cgfw, which did not record its bindings and rules: apply it again"))
 		return -ENOMEM;
+	list_for_each_entry(o, &t->objs, list) {
+		ret = add_obj(mt, o->nl);
+		if (ret)
+			return ret;
+	}
 	list_for_each_entry(s, &t->sets, list) {
 		if (s->anonymous)
 			continue;

@@ -1,0 +1,73 @@
+#!/bin/bash
+# Named stateful objects (counter, quota, limit declared in a table and
+# used by name): with each nft backend this kernel has, real datagrams
+# meet them as nft says, "cgfw list" (text and JSON) shows their live
+# values, a re-apply makes them again, and delete takes them away; the
+# bpf backend refuses them at the declaration, with what to use instead.
+set -u
+. "$(dirname "$0")/../lib/lib.sh"
+ns_setup objects
+
+cat > "$work/obj.nft" <<EOT
+table cgroup objs {
+	counter c1 { }
+	quota q1 { over 100 bytes }
+	limit l1 { rate 1/minute burst 2 packets }
+	chain out {
+		type filter hook egress cgroup "$cg" priority 0; policy accept;
+		udp dport 10 counter name "c1"
+		udp dport 9 quota name "q1" drop
+		udp dport 11 limit name "l1" accept
+		udp dport 11 drop
+	}
+}
+EOT
+# ours, each datagram 30 bytes at the IP layer ("x\n")
+sends() {	# sends PORT N: the outcome of N datagrams, "p" or "d" each
+	local i out=""
+	for i in $(seq "$2"); do
+		if dropped "$1"; then out="${out}d"; else out="${out}p"; fi
+	done
+	echo "$out"
+}
+json() { "$CGFW" list -j objs | python3 -c "
+import json, sys
+d = json.load(sys.stdin)['nftables']
+o = {k: v for x in d for k, v in x.items() if k in ('counter', 'quota', 'limit')}
+$1"; }
+
+backends=nft-emulated
+"$CGFW" status | grep -q '^nft cgroup family (native): *yes$' && backends="$backends nft-native"
+for b in $backends; do
+	check "$b: a table with a counter, a quota and a limit applies" \
+		"$CGFW" apply -b "$b" "$work/obj.nft"
+	q=$(sends 9 6)
+	check "$b: quota over 100 bytes: 3 datagrams of 30 bytes pass, the rest is dropped ($q)" \
+		test "$q" = pppddd
+	l=$(sends 11 4)
+	check "$b: limit of burst 2: 2 datagrams pass, then the drop rule ($l)" \
+		test "$l" = ppdd
+	sends 10 3 > /dev/null
+	check "$b: list shows the counter's packets" \
+		bash -c "'$CGFW' list objs | grep -A1 'counter c1 {' | grep -q 'packets 3 bytes 90'"
+	check "$b: and the quota used up" \
+		bash -c "'$CGFW' list objs | grep -A1 'quota q1 {' | grep -q 'over 100 bytes used'"
+	check "$b: list -j has them as nft -j writes them" \
+		json "assert o['counter']['name'] == 'c1' and o['counter']['packets'] == 3
+assert o['quota']['bytes'] == 100 and o['quota']['inv'] and o['quota']['used'] >= 90
+assert o['limit']['rate'] == 1 and o['limit']['per'] == 'minute' and o['limit']['burst'] == 2"
+	check "$b: applied again, they start again (the quota passes again)" \
+		bash -c "'$CGFW' apply -b '$b' '$work/obj.nft' && '$CGFW' list objs | grep -A1 'counter c1 {' | grep -q 'packets 0 bytes 0'"
+	q=$(sends 9 1)
+	check "$b: ... a datagram under the new quota passes ($q)" test "$q" = p
+	check "$b: delete takes the objects with the table" \
+		bash -c "'$CGFW' delete objs && [ -z \"\$(nft list counters; nft list quotas)\" ]"
+done
+check "bpf: refused at the declaration, with what to use instead" \
+	bash -c "! '$CGFW' apply -b bpf '$work/obj.nft' 2> '$work/bpf.err' &&
+		 grep -q 'obj.nft:2:2-8: Error: the bpf backend cannot do this: named stateful objects' '$work/bpf.err' &&
+		 grep -q 'use the nft backend (-b nft)' '$work/bpf.err'"
+check "auto: takes an nft backend for them" \
+	bash -c "'$CGFW' apply '$work/obj.nft' && '$CGFW' list objs | grep -q 'counter c1 {' && '$CGFW' delete objs"
+"$CGFW" flush
+exit $fail
