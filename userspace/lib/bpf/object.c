@@ -212,232 +212,283 @@ static void hex(struct strbuf *sb, const void *p, size_t n)
 		cgfw_sb_addf(sb, " %02x", b[i]);
 }
 
-int cgfw_bpf_write_elf(struct cgfw_ctx *ctx, struct bpf_table *bts,
-		       size_t n_tables, const char *path,
-		       struct strbuf *commands)
-{
-	static const char license[] = "GPL";
-	struct strtab st = { 0 };
-	struct bpf_insn *code[2] = { NULL, NULL };
-	size_t n_code[2] = { 0, 0 }, n_maps = 0, n_syms = 1, i, j, k;
-	GElf_Rel *rels[2] = { NULL, NULL };
-	size_t n_rels[2] = { 0, 0 };
-	GElf_Sym *syms = NULL;
-	size_t *map_base = NULL;
-	struct btf *btf = NULL;
-	Elf_Scn *scn[2] = { NULL, NULL }, *maps_scn, *rodata_scn = NULL;
-	Elf_Scn *symtab = NULL, *strtab;
-	struct strbuf rodata = { 0 };
-	int *var_ids = NULL;
-	size_t n_progs = 0, n_decl = 0, *sym_of = NULL;
+/* What the stages of cgfw_bpf_write_elf() hand on to each other. */
+struct elf_obj {
+	struct bpf_table *bts;
+	size_t n_tables;
+	struct strtab st;
+	/* the code of each section (0: egress, 1: ingress), its relocations */
+	struct bpf_insn *code[2];
+	size_t n_code[2];
+	GElf_Rel *rels[2];
+	size_t n_rels[2];
+	/* symbol 0 is the empty one */
+	GElf_Sym *syms;
+	size_t n_syms;
+	/* a table's first map over all tables; a map's symbol */
+	size_t *map_base, *sym_of;
+	size_t n_maps, n_progs, n_decl;
+	struct btf *btf;
+	int *var_ids;
+	struct strbuf rodata;
+	char *maps_data;
+	Elf *e;
 	Elf64_Ehdr *eh;
-	char *maps_data = NULL, name[64];
-	const void *raw;
-	uint32_t raw_len;
-	uint32_t limit_key, limit_value;
-	int fd = -1, ret = -ENOMEM;
-	Elf *e = NULL;
+	Elf_Scn *scn[2], *maps_scn, *rodata_scn, *symtab, *strtab;
+};
 
-	map_base = calloc(n_tables + 1, sizeof(*map_base));
-	if (!map_base)
-		goto out;
-	for (i = 0; i < n_tables; i++) {
-		map_base[i] = n_maps;
-		n_maps += bts[i].n_maps;
-		n_progs += bts[i].n_progs;
+/* The sizes over all tables, the buffers, the BTF; -ENOMEM. */
+static int elf_obj_alloc(struct elf_obj *o)
+{
+	const struct bpf_table *bts = o->bts;
+	uint32_t limit_key, limit_value;
+	size_t i, j, k;
+
+	o->n_syms = 1;
+	o->map_base = calloc(o->n_tables + 1, sizeof(*o->map_base));
+	if (!o->map_base)
+		return -ENOMEM;
+	for (i = 0; i < o->n_tables; i++) {
+		o->map_base[i] = o->n_maps;
+		o->n_maps += bts[i].n_maps;
+		o->n_progs += bts[i].n_progs;
 		for (j = 0; j < bts[i].n_progs; j++) {
 			k = bts[i].progs[j].dir == CGFW_EGRESS ? 0 : 1;
-			n_code[k] += bts[i].progs[j].em.n;
+			o->n_code[k] += bts[i].progs[j].em.n;
 		}
 	}
-	syms = calloc(n_maps + n_progs + 1, sizeof(*syms));
-	sym_of = calloc(n_maps + 1, sizeof(*sym_of));
-	maps_data = calloc(n_maps + 1, 40);
+	o->syms = calloc(o->n_maps + o->n_progs + 1, sizeof(*o->syms));
+	o->sym_of = calloc(o->n_maps + 1, sizeof(*o->sym_of));
+	o->maps_data = calloc(o->n_maps + 1, 40);
 	for (k = 0; k < 2; k++) {
-		code[k] = calloc(n_code[k] + 1, sizeof(struct bpf_insn));
-		rels[k] = calloc(n_code[k] + 1, sizeof(GElf_Rel));
-		n_code[k] = 0;
+		o->code[k] = calloc(o->n_code[k] + 1, sizeof(struct bpf_insn));
+		o->rels[k] = calloc(o->n_code[k] + 1, sizeof(GElf_Rel));
+		o->n_code[k] = 0;
 	}
-	btf = cgfw_bpf_btf(bts, n_tables, &limit_key, &limit_value, &var_ids);
-	if (!syms || !sym_of || !maps_data || !code[0] || !code[1] ||
-	    !rels[0] || !rels[1] || !btf)
-		goto out;
+	o->btf = cgfw_bpf_btf(bts, o->n_tables, &limit_key, &limit_value,
+			      &o->var_ids);
+	if (!o->syms || !o->sym_of || !o->maps_data || !o->code[0] ||
+	    !o->code[1] || !o->rels[0] || !o->rels[1] || !o->btf)
+		return -ENOMEM;
+	return 0;
+}
 
-	/* maps: a symbol each in .maps; none for inline sets */
-	for (i = 0, k = 0; i < n_tables; i++) {
-		for (j = 0; j < bts[i].n_maps; j++, k++) {
-			const struct bpf_map_spec *m = &bts[i].maps[j];
+/* A global symbol; its index. st_shndx is fixed once the sections exist. */
+static size_t add_sym(struct elf_obj *o, const char *name, int type,
+		      size_t shndx, size_t value, size_t size)
+{
+	GElf_Sym *sym = &o->syms[o->n_syms];
+
+	sym->st_name = str_add(&o->st, name);
+	sym->st_info = GELF_ST_INFO(STB_GLOBAL, type);
+	sym->st_shndx = shndx;
+	sym->st_value = value;
+	sym->st_size = size;
+	return o->n_syms++;
+}
+
+/*
+ * The maps' symbols: in .maps, or in .rodata with their value; none for
+ * inline sets.
+ */
+static void elf_map_syms(struct elf_obj *o)
+{
+	char name[64];
+	size_t i, j, k;
+
+	for (i = 0, k = 0; i < o->n_tables; i++) {
+		for (j = 0; j < o->bts[i].n_maps; j++, k++) {
+			const struct bpf_map_spec *m = &o->bts[i].maps[j];
 
 			if (m->rodata) {
 				/* its value in .rodata, 8-aligned */
-				map_sym(name, sizeof(name), &bts[i], k);
-				sym_of[k] = n_syms;
-				syms[n_syms].st_name = str_add(&st, name);
-				syms[n_syms].st_info = GELF_ST_INFO(STB_GLOBAL,
-								    STT_OBJECT);
-				syms[n_syms].st_shndx = SHN_RODATA;
-				syms[n_syms].st_value = rodata.len;
-				syms[n_syms].st_size = m->value_size;
-				n_syms++;
-				cgfw_sb_addn(&rodata, m->values,
+				map_sym(name, sizeof(name), &o->bts[i], k);
+				o->sym_of[k] = add_sym(o, name, STT_OBJECT,
+						       SHN_RODATA,
+						       o->rodata.len,
+						       m->value_size);
+				cgfw_sb_addn(&o->rodata, m->values,
 					     m->value_size);
-				while (rodata.len % 8)
-					cgfw_sb_addn(&rodata, "", 1);
+				while (o->rodata.len % 8)
+					cgfw_sb_addn(&o->rodata, "", 1);
 				continue;
 			}
-			if (var_ids[k] < 0)
+			if (o->var_ids[k] < 0)
 				continue;
-			map_sym(name, sizeof(name), &bts[i], k);
-			sym_of[k] = n_syms;
-			syms[n_syms].st_name = str_add(&st, name);
-			syms[n_syms].st_info = GELF_ST_INFO(STB_GLOBAL,
-							    STT_OBJECT);
-			syms[n_syms].st_value = n_decl * 40;
-			syms[n_syms].st_size = 40;
-			n_syms++;
-			n_decl++;
+			map_sym(name, sizeof(name), &o->bts[i], k);
+			o->sym_of[k] = add_sym(o, name, STT_OBJECT, 0,
+					       o->n_decl * 40, 40);
+			o->n_decl++;
 		}
 	}
-	/* programs: copied, map references as relocations to their maps */
-	for (i = 0; i < n_tables; i++) {
-		for (j = 0; j < bts[i].n_progs; j++) {
-			struct bpf_prog_spec *p = &bts[i].progs[j];
-			size_t s = p->dir == CGFW_EGRESS ? 0 : 1, at;
+}
 
-			at = n_code[s];
-			memcpy(code[s] + at, p->em.insns,
-			       p->em.n * sizeof(struct bpf_insn));
-			for (k = 0; k < p->em.n; k++) {
-				struct bpf_insn *in = &code[s][at + k];
+/* Program @p of table @i copied, its map references as relocations. */
+static void elf_prog(struct elf_obj *o, size_t i, struct bpf_prog_spec *p)
+{
+	size_t s = p->dir == CGFW_EGRESS ? 0 : 1, at = o->n_code[s], k;
+	char name[64];
 
-				if (in->code != (BPF_LD | BPF_DW | BPF_IMM) ||
-				    (in->src_reg != BPF_PSEUDO_MAP_FD &&
-				     in->src_reg != BPF_PSEUDO_MAP_VALUE)) {
-					continue;
-				}
-				/*
-				 * libbpf: a map in .maps, or the symbol's
-				 * offset in .rodata plus imm (0 here)
-				 */
-				rels[s][n_rels[s]].r_offset = (at + k) * 8;
-				rels[s][n_rels[s]].r_info = GELF_R_INFO(
-					sym_of[map_base[i] + in->imm -
-					       MAP_IDX_BIAS], R_BPF_64_64);
-				n_rels[s]++;
-				in->imm = 0;
-				in->src_reg = 0;
-				k++;
-			}
-			snprintf(name, sizeof(name), "%.20s_%s_%llu",
-				 bts[i].table->name, cgfw_dir_str(p->dir),
-				 (unsigned long long)p->cgroup->id);
-			syms[n_syms].st_name = str_add(&st, name);
-			syms[n_syms].st_info = GELF_ST_INFO(STB_GLOBAL,
-							    STT_FUNC);
-			syms[n_syms].st_shndx = s;	/* fixed below */
-			syms[n_syms].st_value = at * 8;
-			syms[n_syms].st_size = p->em.n * 8;
-			n_syms++;
-			n_code[s] += p->em.n;
+	memcpy(o->code[s] + at, p->em.insns,
+	       p->em.n * sizeof(struct bpf_insn));
+	for (k = 0; k < p->em.n; k++) {
+		struct bpf_insn *in = &o->code[s][at + k];
+		GElf_Rel *rel;
+
+		if (in->code != (BPF_LD | BPF_DW | BPF_IMM) ||
+		    (in->src_reg != BPF_PSEUDO_MAP_FD &&
+		     in->src_reg != BPF_PSEUDO_MAP_VALUE)) {
+			continue;
 		}
+		/*
+		 * libbpf: a map in .maps, or the symbol's offset in .rodata
+		 * plus imm (0 here)
+		 */
+		rel = &o->rels[s][o->n_rels[s]++];
+		rel->r_offset = (at + k) * 8;
+		rel->r_info = GELF_R_INFO(o->sym_of[o->map_base[i] + in->imm -
+						    MAP_IDX_BIAS], R_BPF_64_64);
+		in->imm = 0;
+		in->src_reg = 0;
+		k++;
 	}
+	snprintf(name, sizeof(name), "%.20s_%s_%llu", o->bts[i].table->name,
+		 cgfw_dir_str(p->dir), (unsigned long long)p->cgroup->id);
+	add_sym(o, name, STT_FUNC, s, at * 8, p->em.n * 8);
+	o->n_code[s] += p->em.n;
+}
 
-	elf_version(EV_CURRENT);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		ret = -errno;
-		cgfw_err(ctx, "cannot write %s: %s", path, strerror(errno));
-		goto out;
-	}
-	e = elf_begin(fd, ELF_C_WRITE, NULL);
-	eh = e ? elf64_newehdr(e) : NULL;
-	if (!eh)
-		goto elf_err;
-	eh->e_ident[EI_DATA] = ELFDATA2LSB;
-	eh->e_type = ET_REL;
-	eh->e_machine = EM_BPF;
-	eh->e_version = EV_CURRENT;
+/* The sections before .symtab; the symbols' section indices. */
+static void elf_sections(struct elf_obj *o)
+{
+	static const char license[] = "GPL";
+	const void *raw;
+	uint32_t raw_len;
+	GElf_Sym *sym;
+	size_t i, k;
 
 	for (k = 0; k < 2; k++)
-		if (n_code[k])
-			scn[k] = add_section(e, &st, k ? "cgroup_skb/ingress" :
+		if (o->n_code[k])
+			o->scn[k] = add_section(o->e, &o->st,
+						k ? "cgroup_skb/ingress" :
 						    "cgroup_skb/egress",
-					     SHT_PROGBITS,
-					     SHF_ALLOC | SHF_EXECINSTR, code[k],
-					     n_code[k] * 8, 8);
-	add_section(e, &st, "license", SHT_PROGBITS, SHF_ALLOC | SHF_WRITE,
-		    license, sizeof(license), 1);
-	maps_scn = add_section(e, &st, ".maps", SHT_PROGBITS,
-			       SHF_ALLOC | SHF_WRITE, maps_data, n_decl * 40, 8);
-	if (rodata.len)
-		rodata_scn = add_section(e, &st, ".rodata", SHT_PROGBITS,
-					 SHF_ALLOC, rodata.buf, rodata.len, 8);
-	raw = btf__raw_data(btf, &raw_len);
-	add_section(e, &st, ".BTF", SHT_PROGBITS, 0, raw, raw_len, 4);
-	for (i = 1; i < n_syms; i++) {
-		if (syms[i].st_shndx == SHN_RODATA)
-			syms[i].st_shndx = elf_ndxscn(rodata_scn);
-		else if (GELF_ST_TYPE(syms[i].st_info) == STT_OBJECT)
-			syms[i].st_shndx = elf_ndxscn(maps_scn);
+						SHT_PROGBITS,
+						SHF_ALLOC | SHF_EXECINSTR,
+						o->code[k], o->n_code[k] * 8,
+						8);
+	add_section(o->e, &o->st, "license", SHT_PROGBITS,
+		    SHF_ALLOC | SHF_WRITE, license, sizeof(license), 1);
+	o->maps_scn = add_section(o->e, &o->st, ".maps", SHT_PROGBITS,
+				  SHF_ALLOC | SHF_WRITE, o->maps_data,
+				  o->n_decl * 40, 8);
+	if (o->rodata.len)
+		o->rodata_scn = add_section(o->e, &o->st, ".rodata",
+					    SHT_PROGBITS, SHF_ALLOC,
+					    o->rodata.buf, o->rodata.len, 8);
+	raw = btf__raw_data(o->btf, &raw_len);
+	add_section(o->e, &o->st, ".BTF", SHT_PROGBITS, 0, raw, raw_len, 4);
+	for (i = 1; i < o->n_syms; i++) {
+		sym = &o->syms[i];
+		if (sym->st_shndx == SHN_RODATA)
+			sym->st_shndx = elf_ndxscn(o->rodata_scn);
+		else if (GELF_ST_TYPE(sym->st_info) == STT_OBJECT)
+			sym->st_shndx = elf_ndxscn(o->maps_scn);
 		else
-			syms[i].st_shndx = elf_ndxscn(scn[syms[i].st_shndx]);
+			sym->st_shndx = elf_ndxscn(o->scn[sym->st_shndx]);
 	}
-	symtab = add_section(e, &st, ".symtab", SHT_SYMTAB, 0, NULL, 0, 8);
-	for (k = 0; k < 2; k++) {
-		Elf_Scn *r;
-		GElf_Shdr sh;
-		char rname[64];
+}
 
-		if (!scn[k] || !n_rels[k])
-			continue;
-		snprintf(rname, sizeof(rname), ".rel%s",
-			 k ? "cgroup_skb/ingress" : "cgroup_skb/egress");
-		r = add_section(e, &st, rname, SHT_REL, 0, NULL, 0, 8);
-		gelf_getshdr(r, &sh);
-		sh.sh_link = elf_ndxscn(symtab);
-		sh.sh_info = elf_ndxscn(scn[k]);
-		sh.sh_entsize = sizeof(Elf64_Rel);
-		gelf_update_shdr(r, &sh);
-		for (i = 0; i < n_rels[k]; i++) {
-			Elf_Data *d = elf_getdata(r, NULL);
+/* .relcgroup_skb/... for the code of section @k, if it has relocations. */
+static void elf_rel_section(struct elf_obj *o, size_t k)
+{
+	Elf_Scn *r;
+	GElf_Shdr sh;
+	char rname[64];
+	size_t i;
 
-			if (!d->d_buf) {
-				d->d_buf = calloc(n_rels[k], sizeof(Elf64_Rel));
-				d->d_size = n_rels[k] * sizeof(Elf64_Rel);
-				d->d_type = ELF_T_REL;
-			}
-			gelf_update_rel(d, i, &rels[k][i]);
+	if (!o->scn[k] || !o->n_rels[k])
+		return;
+	snprintf(rname, sizeof(rname), ".rel%s",
+		 k ? "cgroup_skb/ingress" : "cgroup_skb/egress");
+	r = add_section(o->e, &o->st, rname, SHT_REL, 0, NULL, 0, 8);
+	gelf_getshdr(r, &sh);
+	sh.sh_link = elf_ndxscn(o->symtab);
+	sh.sh_info = elf_ndxscn(o->scn[k]);
+	sh.sh_entsize = sizeof(Elf64_Rel);
+	gelf_update_shdr(r, &sh);
+	for (i = 0; i < o->n_rels[k]; i++) {
+		Elf_Data *d = elf_getdata(r, NULL);
+
+		if (!d->d_buf) {
+			d->d_buf = calloc(o->n_rels[k], sizeof(Elf64_Rel));
+			d->d_size = o->n_rels[k] * sizeof(Elf64_Rel);
+			d->d_type = ELF_T_REL;
 		}
+		gelf_update_rel(d, i, &o->rels[k][i]);
 	}
-	strtab = add_section(e, &st, ".strtab", SHT_STRTAB, 0, NULL, 0, 1);
-	{
-		Elf_Data *d = elf_getdata(symtab, NULL);
-		GElf_Shdr sh;
+}
 
-		d->d_buf = calloc(n_syms, sizeof(Elf64_Sym));
-		d->d_size = n_syms * sizeof(Elf64_Sym);
-		d->d_type = ELF_T_SYM;
-		for (i = 0; i < n_syms; i++)
-			gelf_update_sym(d, i, &syms[i]);
-		gelf_getshdr(symtab, &sh);
-		sh.sh_link = elf_ndxscn(strtab);
-		sh.sh_info = 1;	/* the first global symbol */
-		sh.sh_entsize = sizeof(Elf64_Sym);
-		gelf_update_shdr(symtab, &sh);
+/* .symtab's symbols and .strtab's names, once every name is added. */
+static void elf_symtab(struct elf_obj *o)
+{
+	Elf_Data *d = elf_getdata(o->symtab, NULL);
+	GElf_Shdr sh;
+	size_t i;
 
-		d = elf_getdata(strtab, NULL);
-		d->d_buf = st.sb.buf;
-		d->d_size = st.sb.len;
-		eh->e_shstrndx = elf_ndxscn(strtab);
-	}
-	if (st.sb.oom || rodata.oom || elf_update(e, ELF_C_WRITE) < 0)
-		goto elf_err;
+	d->d_buf = calloc(o->n_syms, sizeof(Elf64_Sym));
+	d->d_size = o->n_syms * sizeof(Elf64_Sym);
+	d->d_type = ELF_T_SYM;
+	for (i = 0; i < o->n_syms; i++)
+		gelf_update_sym(d, i, &o->syms[i]);
+	gelf_getshdr(o->symtab, &sh);
+	sh.sh_link = elf_ndxscn(o->strtab);
+	sh.sh_info = 1;	/* the first global symbol */
+	sh.sh_entsize = sizeof(Elf64_Sym);
+	gelf_update_shdr(o->symtab, &sh);
 
-	/* what fills the maps once bpftool has loaded the object */
+	d = elf_getdata(o->strtab, NULL);
+	d->d_buf = o->st.sb.buf;
+	d->d_size = o->st.sb.len;
+	o->eh->e_shstrndx = elf_ndxscn(o->strtab);
+}
+
+/* The object into @fd: header, sections, symbols; -1 if libelf failed. */
+static int elf_write(struct elf_obj *o, int fd)
+{
+	size_t k;
+
+	o->e = elf_begin(fd, ELF_C_WRITE, NULL);
+	o->eh = o->e ? elf64_newehdr(o->e) : NULL;
+	if (!o->eh)
+		return -1;
+	o->eh->e_ident[EI_DATA] = ELFDATA2LSB;
+	o->eh->e_type = ET_REL;
+	o->eh->e_machine = EM_BPF;
+	o->eh->e_version = EV_CURRENT;
+
+	elf_sections(o);
+	o->symtab = add_section(o->e, &o->st, ".symtab", SHT_SYMTAB, 0, NULL,
+				0, 8);
+	for (k = 0; k < 2; k++)
+		elf_rel_section(o, k);
+	o->strtab = add_section(o->e, &o->st, ".strtab", SHT_STRTAB, 0, NULL,
+				0, 1);
+	elf_symtab(o);
+	if (o->st.sb.oom || o->rodata.oom || elf_update(o->e, ELF_C_WRITE) < 0)
+		return -1;
+	return 0;
+}
+
+/* What fills the maps once bpftool has loaded the object. */
+static void map_commands(const struct bpf_table *bts, size_t n_tables,
+			 struct strbuf *commands)
+{
+	size_t i, j, k;
+	uint32_t n;
+
 	for (i = 0, k = 0; i < n_tables; i++) {
 		for (j = 0; j < bts[i].n_maps; j++, k++) {
 			const struct bpf_map_spec *m = &bts[i].maps[j];
-			uint32_t n;
 
 			if (m->inline_only || m->rodata)
 				continue;
@@ -454,18 +505,18 @@ int cgfw_bpf_write_elf(struct cgfw_ctx *ctx, struct bpf_table *bts,
 			}
 		}
 	}
-	ret = 0;
-	goto out;
-elf_err:
-	cgfw_err(ctx, "cannot write the ELF object %s: %s", path,
-		 elf_errmsg(-1));
-	ret = -EIO;
-out:
-	if (e) {
+}
+
+/* libelf's handle and our buffers. */
+static void elf_obj_free(struct elf_obj *o)
+{
+	size_t k;
+
+	if (o->e) {
 		Elf_Scn *s = NULL;
 
 		/* our buffers, not libelf's */
-		while (symtab && (s = elf_nextscn(e, s))) {
+		while (o->symtab && (s = elf_nextscn(o->e, s))) {
 			GElf_Shdr sh;
 			Elf_Data *d;
 
@@ -474,23 +525,63 @@ out:
 			if (d && (sh.sh_type == SHT_REL || sh.sh_type == SHT_SYMTAB))
 				free(d->d_buf);
 		}
-		elf_end(e);
+		elf_end(o->e);
 	}
+	btf__free(o->btf);
+	for (k = 0; k < 2; k++) {
+		free(o->code[k]);
+		free(o->rels[k]);
+	}
+	free(o->syms);
+	free(o->var_ids);
+	free(o->sym_of);
+	free(o->maps_data);
+	free(o->map_base);
+	cgfw_sb_release(&o->st.sb);
+	cgfw_sb_release(&o->rodata);
+}
+
+/*
+ * In stages: sizes and buffers; the maps' symbols (and .rodata); the
+ * programs with their relocations; the ELF file; the fill commands.
+ */
+int cgfw_bpf_write_elf(struct cgfw_ctx *ctx, struct bpf_table *bts,
+		       size_t n_tables, const char *path,
+		       struct strbuf *commands)
+{
+	struct elf_obj o = { .bts = bts, .n_tables = n_tables };
+	size_t i, j;
+	int fd = -1, ret;
+
+	ret = elf_obj_alloc(&o);
+	if (ret)
+		goto out;
+	elf_map_syms(&o);
+	for (i = 0; i < n_tables; i++)
+		for (j = 0; j < bts[i].n_progs; j++)
+			elf_prog(&o, i, &bts[i].progs[j]);
+
+	elf_version(EV_CURRENT);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		ret = -errno;
+		cgfw_err(ctx, "cannot write %s: %s", path, strerror(errno));
+		goto out;
+	}
+	if (elf_write(&o, fd))
+		goto elf_err;
+	map_commands(bts, n_tables, commands);
+	ret = 0;
+	goto out;
+elf_err:
+	cgfw_err(ctx, "cannot write the ELF object %s: %s", path,
+		 elf_errmsg(-1));
+	ret = -EIO;
+out:
+	elf_obj_free(&o);
 	if (fd >= 0)
 		close(fd);
 	if (ret)
 		unlink(path);
-	btf__free(btf);
-	for (k = 0; k < 2; k++) {
-		free(code[k]);
-		free(rels[k]);
-	}
-	free(syms);
-	free(var_ids);
-	free(sym_of);
-	free(maps_data);
-	free(map_base);
-	cgfw_sb_release(&st.sb);
-	cgfw_sb_release(&rodata);
 	return ret;
 }
