@@ -832,42 +832,13 @@ static void op_ptr(struct cg *g, int bad)
 }
 
 /*
- * The matched rule's statements, in order (its op list: STK_OP): counter,
- * quota, limit, meta mark/priority set, as codegen.c does them. A quota or
- * limit that does not hold ends the rule (nft's break): goto @fail; the
- * end of the list: goto @done. @base: the run's first counter slot.
+ * The counter whose slot is at STK_SCRATCH: packets += 1, bytes += len;
+ * no element: goto @miss
  */
-static void gen_ops(struct cg *g, int base, int done, int fail, int stop)
+static void count_slot(struct cg *g, int miss)
 {
-	int loop = cgfw_em_label(g->em), next = cgfw_em_label(g->em);
-	int counter = cgfw_em_label(g->em), quota = cgfw_em_label(g->em);
-	int limit = cgfw_em_label(g->em), set = cgfw_em_label(g->em);
-	int S = STK_SCRATCH, k;
-
-	cgfw_em_bind(g->em, loop);
-	may_goto(g, stop);
-	op_ptr(g, done);
-	E(I_LDX(BPF_B, BPF_REG_1, BPF_REG_2, 0));
-	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_1, CLS_OP_END, done);
-	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_1, CLS_OP_COUNTER, counter);
-	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_1, CLS_OP_QUOTA, quota);
-	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_1, CLS_OP_LIMIT, limit);
-	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_1, CLS_OP_SET, set);
-	cgfw_em_goto(g->em, done);	/* never */
-
-	cgfw_em_bind(g->em, next);
-	E(I_LDX(BPF_W, BPF_REG_3, BPF_REG_10, STK_OP));
-	E(I_ALU64_IMM(BPF_ADD, BPF_REG_3, CLS_OP_SIZE));
-	E(I_STX(BPF_W, BPF_REG_10, BPF_REG_3, STK_OP));
-	cgfw_em_goto(g->em, loop);
-
-	/* counter: packets += 1, bytes += len in slot base + ordinal */
-	cgfw_em_bind(g->em, counter);
-	E(I_LDX(BPF_W, BPF_REG_1, BPF_REG_2, 4));
-	E(I_ALU64_IMM(BPF_ADD, BPF_REG_1, base - 1));
-	E(I_STX(BPF_W, BPF_REG_10, BPF_REG_1, S));
-	cgfw_cg_map_lookup(g, g->p->counters_map, S);
-	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, next);
+	cgfw_cg_map_lookup(g, g->p->counters_map, STK_SCRATCH);
+	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, miss);
 	E(I_LDX(BPF_DW, BPF_REG_1, BPF_REG_0, 0));
 	E(I_ALU64_IMM(BPF_ADD, BPF_REG_1, 1));
 	E(I_STX(BPF_DW, BPF_REG_0, BPF_REG_1, 0));
@@ -875,10 +846,23 @@ static void gen_ops(struct cg *g, int base, int done, int fail, int stop)
 	E(I_LDX(BPF_W, BPF_REG_2, R_CTX, offsetof(struct __sk_buff, len)));
 	E(I_ALU64_REG(BPF_ADD, BPF_REG_1, BPF_REG_2));
 	E(I_STX(BPF_DW, BPF_REG_0, BPF_REG_1, 8));
-	cgfw_em_goto(g->em, next);
+}
 
-	/* quota: consumed += len; past it means consumed > bytes */
-	cgfw_em_bind(g->em, quota);
+/* counter (the op at r2): packets += 1, bytes += len in slot base + ordinal */
+static void op_counter(struct cg *g, int base, int next)
+{
+	E(I_LDX(BPF_W, BPF_REG_1, BPF_REG_2, 4));
+	E(I_ALU64_IMM(BPF_ADD, BPF_REG_1, base - 1));
+	E(I_STX(BPF_W, BPF_REG_10, BPF_REG_1, STK_SCRATCH));
+	count_slot(g, next);
+	cgfw_em_goto(g->em, next);
+}
+
+/* quota (the op at r2): consumed += len; past it means consumed > bytes */
+static void op_quota(struct cg *g, int next, int fail)
+{
+	int S = STK_SCRATCH;
+
 	if (g->bt->quotas.map != SIZE_MAX) {
 		int over = cgfw_em_label(g->em);
 
@@ -906,12 +890,16 @@ static void gen_ops(struct cg *g, int base, int done, int fail, int stop)
 		cgfw_em_jmp_reg(g->em, BPF_JLE, BPF_REG_1, BPF_REG_5, fail);
 	}
 	cgfw_em_goto(g->em, next);
+}
 
-	/*
-	 * limit: nft_limit_eval()'s token bucket under the state's lock, its
-	 * parameters copied to the stack first (nothing else while locked)
-	 */
-	cgfw_em_bind(g->em, limit);
+/*
+ * limit (the op at r2): nft_limit_eval()'s token bucket under the state's
+ * lock, its parameters copied to the stack first (nothing else while locked)
+ */
+static void op_limit(struct cg *g, int next, int fail)
+{
+	int S = STK_SCRATCH, k;
+
 	if (g->bt->limits.map != SIZE_MAX) {
 		int fresh = cgfw_em_label(g->em), capped = cgfw_em_label(g->em);
 		int pkts = cgfw_em_label(g->em), cost = cgfw_em_label(g->em);
@@ -975,94 +963,143 @@ static void gen_ops(struct cg *g, int base, int done, int fail, int stop)
 		cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_1, 0, fail);
 	}
 	cgfw_em_goto(g->em, next);
-
-	/* meta mark set, meta priority set: a constant */
-	cgfw_em_bind(g->em, set);
-	{
-		int prio = cgfw_em_label(g->em);
-
-		E(I_LDX(BPF_W, BPF_REG_1, BPF_REG_2, 8));
-		E(I_LDX(BPF_B, BPF_REG_3, BPF_REG_2, 1));
-		cgfw_em_jmp_imm(g->em, BPF_JSET, BPF_REG_3, CLS_OPF_PRIORITY, prio);
-		E(I_STX(BPF_W, R_CTX, BPF_REG_1,
-			offsetof(struct __sk_buff, mark)));
-		cgfw_em_goto(g->em, next);
-		cgfw_em_bind(g->em, prio);
-		E(I_STX(BPF_W, R_CTX, BPF_REG_1,
-			offsetof(struct __sk_buff, priority)));
-		cgfw_em_goto(g->em, next);
-	}
 }
 
-static void gen_run(struct cg *g, struct cls_chain *c, struct cls_run *run,
-		    int ret, int accept)
+/* meta mark set, meta priority set (the op at r2): a constant */
+static void op_set(struct cg *g, int next)
 {
-	struct cls_prog *cp = g->cls;
-	int pass = cgfw_em_label(g->em), walk = cgfw_em_label(g->em);
-	int leaf = cgfw_em_label(g->em);
-	int scan = cgfw_em_label(g->em), skip = cgfw_em_label(g->em);
-	int matched = cgfw_em_label(g->em), leaf_done = cgfw_em_label(g->em);
-	int pass_end = cgfw_em_label(g->em), run_end = cgfw_em_label(g->em);
-	int nocount = cgfw_em_label(g->em);
-	int out = cgfw_em_label(g->em), other = cgfw_em_label(g->em);
-	int guard_skip = cgfw_em_label(g->em), dispatch = cgfw_em_label(g->em);
-	int ops = cgfw_em_label(g->em), other_child = cgfw_em_label(g->em);
-	int stk_min = STK_MIN + 4 * g->depth, *case_lbl;
-	int32_t size = cp->blob.len;
-	size_t i, base = 0, n_counted = 0, k;
-	const struct ir_rule *first = c->rules[run->first];
-	const struct ir_rule *last = c->rules[run->first + run->n - 1];
+	int prio = cgfw_em_label(g->em);
 
-	if (g->depth > CLS_MAX_JUMPS) {
-		cgfw_cg_refuse(g, "jumps nested deeper than %d", CLS_MAX_JUMPS);
-		return;
-	}
-	g->rule = first;
-	cgfw_em_note(g->em, "chain %s, rules at %s:%u-%u: %zu rules, classifier (%zu leaves, %zu entries, depth %zu, largest leaf %zu, %zu bytes a rule%s)",
-		c->chain->name, g->rs->src.name, first->loc.line,
-		last->loc.line, run->n, run->st.leaves, run->st.entries,
-		run->st.max_depth, run->st.max_leaf, run->bytes / run->n,
-		run->any_ops ? ", statements" : "");
-	/* counter slots: one per counted rule, this copy's own */
+	E(I_LDX(BPF_W, BPF_REG_1, BPF_REG_2, 8));
+	E(I_LDX(BPF_B, BPF_REG_3, BPF_REG_2, 1));
+	cgfw_em_jmp_imm(g->em, BPF_JSET, BPF_REG_3, CLS_OPF_PRIORITY, prio);
+	E(I_STX(BPF_W, R_CTX, BPF_REG_1,
+		offsetof(struct __sk_buff, mark)));
+	cgfw_em_goto(g->em, next);
+	cgfw_em_bind(g->em, prio);
+	E(I_STX(BPF_W, R_CTX, BPF_REG_1,
+		offsetof(struct __sk_buff, priority)));
+	cgfw_em_goto(g->em, next);
+}
+
+/*
+ * The matched rule's statements, in order (its op list: STK_OP): counter,
+ * quota, limit, meta mark/priority set, as codegen.c does them. A quota or
+ * limit that does not hold ends the rule (nft's break): goto @fail; the
+ * end of the list: goto @done. @base: the run's first counter slot.
+ */
+static void gen_ops(struct cg *g, int base, int done, int fail, int stop)
+{
+	int loop = cgfw_em_label(g->em), next = cgfw_em_label(g->em);
+	int counter = cgfw_em_label(g->em), quota = cgfw_em_label(g->em);
+	int limit = cgfw_em_label(g->em), set = cgfw_em_label(g->em);
+
+	cgfw_em_bind(g->em, loop);
+	may_goto(g, stop);
+	op_ptr(g, done);
+	E(I_LDX(BPF_B, BPF_REG_1, BPF_REG_2, 0));
+	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_1, CLS_OP_END, done);
+	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_1, CLS_OP_COUNTER, counter);
+	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_1, CLS_OP_QUOTA, quota);
+	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_1, CLS_OP_LIMIT, limit);
+	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_1, CLS_OP_SET, set);
+	cgfw_em_goto(g->em, done);	/* never */
+
+	cgfw_em_bind(g->em, next);
+	E(I_LDX(BPF_W, BPF_REG_3, BPF_REG_10, STK_OP));
+	E(I_ALU64_IMM(BPF_ADD, BPF_REG_3, CLS_OP_SIZE));
+	E(I_STX(BPF_W, BPF_REG_10, BPF_REG_3, STK_OP));
+	cgfw_em_goto(g->em, loop);
+
+	cgfw_em_bind(g->em, counter);
+	op_counter(g, base, next);
+	cgfw_em_bind(g->em, quota);
+	op_quota(g, next, fail);
+	cgfw_em_bind(g->em, limit);
+	op_limit(g, next, fail);
+	cgfw_em_bind(g->em, set);
+	op_set(g, next);
+}
+
+/* A run's labels (made in this order), its case labels, its state slot */
+struct run_labels {
+	int pass, walk, leaf, scan, skip, matched, leaf_done, pass_end;
+	int run_end, nocount, out, other, guard_skip, dispatch, ops;
+	int other_child;
+	int *case_lbl;	/* one per case of the run */
+	int stk_min;	/* the first rule to see, at this jump depth */
+};
+
+static void run_labels_init(struct cg *g, struct run_labels *l)
+{
+	l->pass = cgfw_em_label(g->em);
+	l->walk = cgfw_em_label(g->em);
+	l->leaf = cgfw_em_label(g->em);
+	l->scan = cgfw_em_label(g->em);
+	l->skip = cgfw_em_label(g->em);
+	l->matched = cgfw_em_label(g->em);
+	l->leaf_done = cgfw_em_label(g->em);
+	l->pass_end = cgfw_em_label(g->em);
+	l->run_end = cgfw_em_label(g->em);
+	l->nocount = cgfw_em_label(g->em);
+	l->out = cgfw_em_label(g->em);
+	l->other = cgfw_em_label(g->em);
+	l->guard_skip = cgfw_em_label(g->em);
+	l->dispatch = cgfw_em_label(g->em);
+	l->ops = cgfw_em_label(g->em);
+	l->other_child = cgfw_em_label(g->em);
+	l->case_lbl = NULL;
+	l->stk_min = STK_MIN + 4 * g->depth;
+}
+
+/*
+ * The run's counter slots: one per counted rule, this copy's own; the
+ * first one's index (@n_counted: how many)
+ */
+static size_t run_slots(struct cg *g, struct cls_chain *c,
+			struct cls_run *run, size_t *n_counted)
+{
+	size_t i, base = 0;
+
 	for (i = 0; i < run->n; i++) {
 		if (!c->info[run->first + i].counter)
 			continue;
 		g->rule = c->rules[run->first + i];
-		if (!n_counted++)
+		if (!(*n_counted)++)
 			base = cgfw_cg_add_slot(g, g->rule);
 		else
 			cgfw_cg_add_slot(g, g->rule);
 	}
-	case_lbl = calloc(run->n_cases + 1, sizeof(*case_lbl));
-	if (!case_lbl) {
-		g->err = -ENOMEM;
-		return;
-	}
-	for (i = 0; i < run->n_cases; i++)
-		case_lbl[i] = cgfw_em_label(g->em);
-	E(I_ST(BPF_W, BPF_REG_10, stk_min, 0));
-	E(I_STX(BPF_DW, BPF_REG_10, R_CTX, STK_CTX));
+	return base;
+}
 
-	/*
-	 * r9: the blob, r8: the best rule so far (-1: none), r7: the first
-	 * rule to look at, r6: the leaf scanned (its record); r0: the record
-	 * (walk) or entry (scan) offset; r5: the key loaded for the
-	 * records after the last one (walk: a cut's children, a guard's or
-	 * a leaf's next), the next entry (scan).
-	 * A rule is compared with the best or the first by the sign of
-	 * their difference (both below 2^32), not by a jump on the two
-	 * registers: that jump would narrow the best's and the first's
-	 * ranges in the verifier's eyes on each of its sides, and 6.12
-	 * compares the ranges of the states it meets at a may_goto, so it
-	 * would prove the walk apart for each pair of ranges (159,097
-	 * instructions for the 1,000-rule list of the differential test
-	 * with the entries' and the guards' compares made that way; 19,385
-	 * as here)
-	 */
-	cgfw_em_bind(g->em, pass);
-	may_goto(g, run_end);
+/*
+ * A pass's start: none the best, the walk at the run's root.
+ *
+ * r9: the blob, r8: the best rule so far (-1: none), r7: the first
+ * rule to look at, r6: the leaf scanned (its record); r0: the record
+ * (walk) or entry (scan) offset; r5: the key loaded for the
+ * records after the last one (walk: a cut's children, a guard's or
+ * a leaf's next), the next entry (scan).
+ * A rule is compared with the best or the first by the sign of
+ * their difference (both below 2^32), not by a jump on the two
+ * registers: that jump would narrow the best's and the first's
+ * ranges in the verifier's eyes on each of its sides, and 6.12
+ * compares the ranges of the states it meets at a may_goto, so it
+ * would prove the walk apart for each pair of ranges (159,097
+ * instructions for the 1,000-rule list of the differential test
+ * with the entries' and the guards' compares made that way; 19,385
+ * as here)
+ */
+static void run_pass(struct cg *g, const struct cls_run *run,
+		     const struct run_labels *l)
+{
+	struct cls_prog *cp = g->cls;
+
+	cgfw_em_bind(g->em, l->pass);
+	may_goto(g, l->run_end);
 	E(I_LDX(BPF_DW, BPF_REG_9, BPF_REG_10, STK_BASE));
-	E(I_LDX(BPF_W, BPF_REG_7, BPF_REG_10, stk_min));
+	E(I_LDX(BPF_W, BPF_REG_7, BPF_REG_10, l->stk_min));
 	/*
 	 * None: UINT32_MAX, read from the blob, where the verifier does not
 	 * know it: a constant would let it decide a leaf's test while no
@@ -1075,20 +1112,29 @@ static void gen_run(struct cg *g, struct cls_chain *c, struct cls_run *run,
 	/* the root's key (a root that cuts is of kind 3) */
 	E(I_LDX(BPF_DW, BPF_REG_5, BPF_REG_10,
 		STK_KEY + (cp->blob.buf[run->root + 2] & KEY_MASK)));
+}
 
-	/* two cut steps for each may_goto: the loop's own cost, halved */
-	cgfw_em_bind(g->em, walk);
-	may_goto(g, run_end);
+/*
+ * The walk's loop: two cut steps for each may_goto (the loop's own cost,
+ * halved); a record not a cut: goto other
+ */
+static void run_walk(struct cg *g, const struct run_labels *l)
+{
+	int32_t size = g->cls->blob.len;
+	size_t k;
+
+	cgfw_em_bind(g->em, l->walk);
+	may_goto(g, l->run_end);
 	for (k = 0; k < 2; k++) {
 		int pre = cgfw_em_label(g->em), cut = cgfw_em_label(g->em);
 
 		cgfw_em_jmp_imm(g->em, BPF_JGT, BPF_REG_0, size - CLS_NODE_SIZE,
-			   out);
+			   l->out);
 		E(I_MOV64_REG(BPF_REG_1, BPF_REG_9));
 		E(I_ALU64_REG(BPF_ADD, BPF_REG_1, BPF_REG_0));
 		E(I_LDX(BPF_B, BPF_REG_2, BPF_REG_1, 0));
 		cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, CLS_CUT_PRE, pre);
-		cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_2, CLS_CUT, other);
+		cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_2, CLS_CUT, l->other);
 		/* a cut: child base + 16 * (key >> shift), in 32 bits */
 		E(I_LDX(BPF_B, BPF_REG_3, BPF_REG_1, 2));
 		key_at(g, BPF_REG_3);
@@ -1102,9 +1148,11 @@ static void gen_run(struct cg *g, struct cls_chain *c, struct cls_run *run,
 		key_at(g, BPF_REG_5);
 		/* outside [lo, hi]: the other child (a predicted branch) */
 		E(I_LDX(BPF_W, BPF_REG_4, BPF_REG_1, 4));
-		cgfw_em_jmp_reg(g->em, BPF_JLT, BPF_REG_3, BPF_REG_4, other_child);
+		cgfw_em_jmp_reg(g->em, BPF_JLT, BPF_REG_3, BPF_REG_4,
+				l->other_child);
 		E(I_LDX(BPF_W, BPF_REG_4, BPF_REG_1, 8));
-		cgfw_em_jmp_reg(g->em, BPF_JGT, BPF_REG_3, BPF_REG_4, other_child);
+		cgfw_em_jmp_reg(g->em, BPF_JGT, BPF_REG_3, BPF_REG_4,
+				l->other_child);
 		/* the count not in r4 (rcx): shrx where the CPU has it */
 		E(I_LDX(BPF_B, BPF_REG_2, BPF_REG_1, 1));
 		E(I_ALU64_REG(BPF_RSH, BPF_REG_3, BPF_REG_2));
@@ -1112,18 +1160,21 @@ static void gen_run(struct cg *g, struct cls_chain *c, struct cls_run *run,
 		E(I_LDX(BPF_W, BPF_REG_0, BPF_REG_1, 12));
 		E(I_ALU32_REG(BPF_ADD, BPF_REG_0, BPF_REG_3));
 	}
-	cgfw_em_goto(g->em, walk);
+	cgfw_em_goto(g->em, l->walk);
+}
 
-	/*
-	 * the child after the last: as if the key were hi + 2^shift, and
-	 * in a coarse cut on by the key's first byte, without a branch (a
-	 * branch here doubles the paths through a cut step: 6.12's verifier
-	 * processed 63,544 instructions for the differential test's list,
-	 * 26,884 without); this cut's key is the one loaded for it
-	 * (reloaded: r3, compared with the block's ends, has ranges 6.12
-	 * would tell apart at may_goto)
-	 */
-	cgfw_em_bind(g->em, other_child);
+/*
+ * A cut's child after the last: as if the key were hi + 2^shift, and
+ * in a coarse cut on by the key's first byte, without a branch (a
+ * branch here doubles the paths through a cut step: 6.12's verifier
+ * processed 63,544 instructions for the differential test's list,
+ * 26,884 without); this cut's key is the one loaded for it
+ * (reloaded: r3, compared with the block's ends, has ranges 6.12
+ * would tell apart at may_goto)
+ */
+static void run_other_child(struct cg *g, const struct run_labels *l)
+{
+	cgfw_em_bind(g->em, l->other_child);
 	E(I_LDX(BPF_B, BPF_REG_2, BPF_REG_1, 2));
 	E(I_MOV64_REG(BPF_REG_5, BPF_REG_2));
 	key_at(g, BPF_REG_5);
@@ -1139,141 +1190,206 @@ static void gen_run(struct cg *g, struct cls_chain *c, struct cls_run *run,
 	E(I_ALU64_IMM(BPF_LSH, BPF_REG_4, 4));
 	E(I_LDX(BPF_W, BPF_REG_0, BPF_REG_1, 12));
 	E(I_ALU32_REG(BPF_ADD, BPF_REG_0, BPF_REG_4));
-	cgfw_em_goto(g->em, walk);
+	cgfw_em_goto(g->em, l->walk);
+}
 
-	cgfw_em_bind(g->em, other);
-	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, CLS_LEAF, leaf);
-	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, CLS_END, pass_end);
+/* A record not a cut: a leaf, the end, or a guard (tested here) */
+static void run_guard(struct cg *g, const struct run_labels *l)
+{
+	cgfw_em_bind(g->em, l->other);
+	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, CLS_LEAF, l->leaf);
+	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, CLS_END, l->pass_end);
 	/* a guard: walk a, or b if the best is below c; a's key */
 	E(I_LDX(BPF_B, BPF_REG_5, BPF_REG_1, 3));
 	key_at(g, BPF_REG_5);
 	E(I_LDX(BPF_W, BPF_REG_0, BPF_REG_1, 12));
 	E(I_MOV64_REG(BPF_REG_2, BPF_REG_0));
 	E(I_ALU64_REG(BPF_SUB, BPF_REG_2, BPF_REG_8));
-	cgfw_em_jmp_imm(g->em, BPF_JSGE, BPF_REG_2, 0, guard_skip);
+	cgfw_em_jmp_imm(g->em, BPF_JSGE, BPF_REG_2, 0, l->guard_skip);
 	E(I_LDX(BPF_W, BPF_REG_0, BPF_REG_1, 4));
-	cgfw_em_goto(g->em, walk);
-	cgfw_em_bind(g->em, guard_skip);
+	cgfw_em_goto(g->em, l->walk);
+	cgfw_em_bind(g->em, l->guard_skip);
 	E(I_LDX(BPF_W, BPF_REG_0, BPF_REG_1, 8));
-	cgfw_em_goto(g->em, walk);
+	cgfw_em_goto(g->em, l->walk);
+}
 
-	/* a leaf: its entries, in rule order, until one with next 0 */
-	cgfw_em_bind(g->em, leaf);
+/*
+ * A leaf: its entries, in rule order, until one with next 0, the best
+ * so far from them; then on to where the leaf says
+ */
+static void run_leaf(struct cg *g, const struct run_labels *l)
+{
+	int32_t size = g->cls->blob.len;
+	size_t k;
+
+	cgfw_em_bind(g->em, l->leaf);
 	E(I_MOV64_REG(BPF_REG_6, BPF_REG_1));
 	E(I_LDX(BPF_W, BPF_REG_0, BPF_REG_1, 4));
-	cgfw_em_bind(g->em, scan);
-	may_goto(g, run_end);
-	cgfw_em_jmp_imm(g->em, BPF_JGT, BPF_REG_0, size - CLS_BLOB_PAD, out);
+	cgfw_em_bind(g->em, l->scan);
+	may_goto(g, l->run_end);
+	cgfw_em_jmp_imm(g->em, BPF_JGT, BPF_REG_0, size - CLS_BLOB_PAD, l->out);
 	E(I_MOV64_REG(BPF_REG_1, BPF_REG_9));
 	E(I_ALU64_REG(BPF_ADD, BPF_REG_1, BPF_REG_0));
 	E(I_LDX(BPF_W, BPF_REG_5, BPF_REG_1, 0));	/* next */
 	E(I_LDX(BPF_W, BPF_REG_2, BPF_REG_1, 4));	/* rule */
 	E(I_MOV64_REG(BPF_REG_3, BPF_REG_2));
 	E(I_ALU64_REG(BPF_SUB, BPF_REG_3, BPF_REG_7));
-	cgfw_em_jmp_imm(g->em, BPF_JSLT, BPF_REG_3, 0, skip);
+	cgfw_em_jmp_imm(g->em, BPF_JSLT, BPF_REG_3, 0, l->skip);
 	E(I_ALU64_REG(BPF_SUB, BPF_REG_2, BPF_REG_8));
-	cgfw_em_jmp_imm(g->em, BPF_JSGE, BPF_REG_2, 0, leaf_done);
+	cgfw_em_jmp_imm(g->em, BPF_JSGE, BPF_REG_2, 0, l->leaf_done);
 	E(I_LDX(BPF_H, BPF_REG_4, BPF_REG_1, 10));	/* checks */
 	/* each check: lo <= key <= hi; unrolled, at fixed offsets */
 	for (k = 0; k < CLS_MAX_DIMS; k++) {
 		int o = CLS_ENTRY_SIZE + CLS_CHECK_SIZE * k;
 
-		cgfw_em_jmp_imm(g->em, BPF_JLE, BPF_REG_4, k, matched);
+		cgfw_em_jmp_imm(g->em, BPF_JLE, BPF_REG_4, k, l->matched);
 		E(I_LDX(BPF_W, BPF_REG_3, BPF_REG_1, o));
 		key_at(g, BPF_REG_3);
 		E(I_LDX(BPF_W, BPF_REG_2, BPF_REG_1, o + 4));
-		cgfw_em_jmp_reg(g->em, BPF_JLT, BPF_REG_3, BPF_REG_2, skip);
+		cgfw_em_jmp_reg(g->em, BPF_JLT, BPF_REG_3, BPF_REG_2, l->skip);
 		E(I_LDX(BPF_W, BPF_REG_2, BPF_REG_1, o + 8));
-		cgfw_em_jmp_reg(g->em, BPF_JGT, BPF_REG_3, BPF_REG_2, skip);
+		cgfw_em_jmp_reg(g->em, BPF_JGT, BPF_REG_3, BPF_REG_2, l->skip);
 	}
 	/* the lowest rule of this leaf that matches: the best so far */
-	cgfw_em_bind(g->em, matched);
+	cgfw_em_bind(g->em, l->matched);
 	E(I_LDX(BPF_W, BPF_REG_8, BPF_REG_1, 4));
 	E(I_LDX(BPF_H, BPF_REG_2, BPF_REG_1, 8));
 	E(I_STX(BPF_W, BPF_REG_10, BPF_REG_2, STK_BEST_CASE));
 	E(I_LDX(BPF_W, BPF_REG_2, BPF_REG_1, 12));
 	E(I_STX(BPF_W, BPF_REG_10, BPF_REG_2, STK_BEST_SLOT));
-	cgfw_em_goto(g->em, leaf_done);
-	cgfw_em_bind(g->em, skip);
+	cgfw_em_goto(g->em, l->leaf_done);
+	cgfw_em_bind(g->em, l->skip);
 	E(I_MOV64_REG(BPF_REG_0, BPF_REG_5));
-	cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, scan);
+	cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, l->scan);
 	/*
 	 * then the test of the guard it goes on to: walk b, or c if the
 	 * best is not above min; the key of b
 	 */
-	cgfw_em_bind(g->em, leaf_done);
+	cgfw_em_bind(g->em, l->leaf_done);
 	E(I_LDX(BPF_B, BPF_REG_5, BPF_REG_6, 1));
 	key_at(g, BPF_REG_5);
 	E(I_LDX(BPF_H, BPF_REG_2, BPF_REG_6, 2));
 	E(I_ALU64_REG(BPF_SUB, BPF_REG_2, BPF_REG_8));
 	E(I_LDX(BPF_W, BPF_REG_0, BPF_REG_6, 8));
-	cgfw_em_jmp_imm(g->em, BPF_JSLT, BPF_REG_2, 0, walk);
+	cgfw_em_jmp_imm(g->em, BPF_JSLT, BPF_REG_2, 0, l->walk);
 	E(I_LDX(BPF_W, BPF_REG_0, BPF_REG_6, 12));
-	cgfw_em_goto(g->em, walk);
+	cgfw_em_goto(g->em, l->walk);
+}
 
-	/* a blob that is not what was built: never; no more matches */
-	cgfw_em_bind(g->em, out);
-	cgfw_em_goto(g->em, run_end);
+/*
+ * A pass's end: no best, the run is over; else the next pass starts above
+ * it, its ops (if it has them) or its counter, then its case
+ */
+static void run_pass_end(struct cg *g, const struct cls_run *run,
+			 const struct run_labels *l, size_t base,
+			 size_t n_counted)
+{
+	size_t i;
 
-	cgfw_em_bind(g->em, pass_end);
-	cgfw_em_jmp32_imm(g->em, BPF_JEQ, BPF_REG_8, -1, run_end);
+	cgfw_em_bind(g->em, l->pass_end);
+	cgfw_em_jmp32_imm(g->em, BPF_JEQ, BPF_REG_8, -1, l->run_end);
 	E(I_ALU64_IMM(BPF_ADD, BPF_REG_8, 1));
-	E(I_STX(BPF_W, BPF_REG_10, BPF_REG_8, stk_min));
+	E(I_STX(BPF_W, BPF_REG_10, BPF_REG_8, l->stk_min));
 	restore_ctx_regs(g);
 	if (run->any_ops) {
 		E(I_LDX(BPF_W, BPF_REG_1, BPF_REG_10, STK_BEST_CASE));
-		cgfw_em_jmp_imm(g->em, BPF_JSET, BPF_REG_1, CLS_CASE_OPS, ops);
+		cgfw_em_jmp_imm(g->em, BPF_JSET, BPF_REG_1, CLS_CASE_OPS,
+				l->ops);
 	}
 	if (n_counted) {
 		/* packets += 1, bytes += len in slot base + ordinal */
 		E(I_LDX(BPF_W, BPF_REG_1, BPF_REG_10, STK_BEST_SLOT));
-		cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_1, 0, nocount);
+		cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_1, 0, l->nocount);
 		E(I_ALU64_IMM(BPF_ADD, BPF_REG_1, (int32_t)base - 1));
 		E(I_STX(BPF_W, BPF_REG_10, BPF_REG_1, STK_SCRATCH));
-		cgfw_cg_map_lookup(g, g->p->counters_map, STK_SCRATCH);
-		cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, nocount);
-		E(I_LDX(BPF_DW, BPF_REG_1, BPF_REG_0, 0));
-		E(I_ALU64_IMM(BPF_ADD, BPF_REG_1, 1));
-		E(I_STX(BPF_DW, BPF_REG_0, BPF_REG_1, 0));
-		E(I_LDX(BPF_DW, BPF_REG_1, BPF_REG_0, 8));
-		E(I_LDX(BPF_W, BPF_REG_2, R_CTX,
-			offsetof(struct __sk_buff, len)));
-		E(I_ALU64_REG(BPF_ADD, BPF_REG_1, BPF_REG_2));
-		E(I_STX(BPF_DW, BPF_REG_0, BPF_REG_1, 8));
+		count_slot(g, l->nocount);
 	}
-	cgfw_em_bind(g->em, nocount);
-	cgfw_em_bind(g->em, dispatch);
+	cgfw_em_bind(g->em, l->nocount);
+	cgfw_em_bind(g->em, l->dispatch);
 	E(I_LDX(BPF_W, BPF_REG_1, BPF_REG_10, STK_BEST_CASE));
 	E(I_ALU64_IMM(BPF_AND, BPF_REG_1, ~CLS_CASE_OPS & 0xffff));
 	for (i = 0; i < run->n_cases; i++)
-		cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_1, i, case_lbl[i]);
-	cgfw_em_goto(g->em, pass);	/* never */
-	if (run->any_ops) {
-		/* the rule's op list: its place in the run's table */
-		cgfw_em_bind(g->em, ops);
-		E(I_LDX(BPF_W, BPF_REG_1, BPF_REG_10, stk_min));
-		E(I_ALU64_IMM(BPF_ADD, BPF_REG_1, -1));
-		E(I_ALU64_IMM(BPF_LSH, BPF_REG_1, 2));
-		E(I_ALU64_IMM(BPF_ADD, BPF_REG_1, run->ops));
-		cgfw_em_jmp_imm(g->em, BPF_JGT, BPF_REG_1, size - 4, dispatch);
-		E(I_LDX(BPF_DW, BPF_REG_2, BPF_REG_10, STK_BASE));
-		E(I_ALU64_REG(BPF_ADD, BPF_REG_2, BPF_REG_1));
-		E(I_LDX(BPF_W, BPF_REG_1, BPF_REG_2, 0));
-		E(I_STX(BPF_W, BPF_REG_10, BPF_REG_1, STK_OP));
-		gen_ops(g, base, dispatch, pass, run_end);
+		cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_1, i, l->case_lbl[i]);
+	cgfw_em_goto(g->em, l->pass);	/* never */
+}
+
+/* The best rule's op list: its place in the run's table; then its case */
+static void run_ops(struct cg *g, const struct cls_run *run,
+		    const struct run_labels *l, size_t base)
+{
+	int32_t size = g->cls->blob.len;
+
+	cgfw_em_bind(g->em, l->ops);
+	E(I_LDX(BPF_W, BPF_REG_1, BPF_REG_10, l->stk_min));
+	E(I_ALU64_IMM(BPF_ADD, BPF_REG_1, -1));
+	E(I_ALU64_IMM(BPF_LSH, BPF_REG_1, 2));
+	E(I_ALU64_IMM(BPF_ADD, BPF_REG_1, run->ops));
+	cgfw_em_jmp_imm(g->em, BPF_JGT, BPF_REG_1, size - 4, l->dispatch);
+	E(I_LDX(BPF_DW, BPF_REG_2, BPF_REG_10, STK_BASE));
+	E(I_ALU64_REG(BPF_ADD, BPF_REG_2, BPF_REG_1));
+	E(I_LDX(BPF_W, BPF_REG_1, BPF_REG_2, 0));
+	E(I_STX(BPF_W, BPF_REG_10, BPF_REG_1, STK_OP));
+	gen_ops(g, base, l->dispatch, l->pass, l->run_end);
+}
+
+/*
+ * A run: its passes (see the top of the file), then its cases' verdicts;
+ * the state's slot is this jump depth's
+ */
+static void gen_run(struct cg *g, struct cls_chain *c, struct cls_run *run,
+		    int ret, int accept)
+{
+	struct run_labels l;
+	size_t i, base, n_counted = 0;
+	const struct ir_rule *first = c->rules[run->first];
+	const struct ir_rule *last = c->rules[run->first + run->n - 1];
+
+	run_labels_init(g, &l);
+	if (g->depth > CLS_MAX_JUMPS) {
+		cgfw_cg_refuse(g, "jumps nested deeper than %d", CLS_MAX_JUMPS);
+		return;
 	}
+	g->rule = first;
+	cgfw_em_note(g->em, "chain %s, rules at %s:%u-%u: %zu rules, classifier (%zu leaves, %zu entries, depth %zu, largest leaf %zu, %zu bytes a rule%s)",
+		c->chain->name, g->rs->src.name, first->loc.line,
+		last->loc.line, run->n, run->st.leaves, run->st.entries,
+		run->st.max_depth, run->st.max_leaf, run->bytes / run->n,
+		run->any_ops ? ", statements" : "");
+	base = run_slots(g, c, run, &n_counted);
+	l.case_lbl = calloc(run->n_cases + 1, sizeof(*l.case_lbl));
+	if (!l.case_lbl) {
+		g->err = -ENOMEM;
+		return;
+	}
+	for (i = 0; i < run->n_cases; i++)
+		l.case_lbl[i] = cgfw_em_label(g->em);
+	E(I_ST(BPF_W, BPF_REG_10, l.stk_min, 0));
+	E(I_STX(BPF_DW, BPF_REG_10, R_CTX, STK_CTX));
+
+	run_pass(g, run, &l);
+	run_walk(g, &l);
+	run_other_child(g, &l);
+	run_guard(g, &l);
+	run_leaf(g, &l);
+	/* a blob that is not what was built: never; no more matches */
+	cgfw_em_bind(g->em, l.out);
+	cgfw_em_goto(g->em, l.run_end);
+
+	run_pass_end(g, run, &l, base, n_counted);
+	if (run->any_ops)
+		run_ops(g, run, &l, base);
 	for (i = 0; i < run->n_cases && !g->err; i++) {
 		const struct cls_case *kc = &run->cases[i];
 
-		cgfw_em_bind(g->em, case_lbl[i]);
+		cgfw_em_bind(g->em, l.case_lbl[i]);
 		g->chain = c->chain;
 		g->rule = kc->rule ? kc->rule : first;
-		cgfw_cg_verdict(g, kc->verdict, kc->chain, pass, ret, accept);
+		cgfw_cg_verdict(g, kc->verdict, kc->chain, l.pass, ret, accept);
 	}
-	cgfw_em_bind(g->em, run_end);
+	cgfw_em_bind(g->em, l.run_end);
 	restore_ctx_regs(g);
 	g->chain = c->chain;
-	free(case_lbl);
+	free(l.case_lbl);
 }
 
 static bool cls_chain(struct cg *g, const struct ir_chain *ic, int ret,
