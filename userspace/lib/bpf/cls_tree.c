@@ -450,29 +450,28 @@ static int eval_dim(struct bctx *b, const uint32_t *boxes, size_t n,
 	return ret;
 }
 
-/*
- * The best cut of the block @zp of dim @d: for each number of parts the
- * space measure allows, the largest child; the boxes that reach every
- * child go to a side subtree (a fork) when there are enough of them and
- * forks left.
- */
-static int eval_zoom(struct bctx *b, const uint32_t *boxes, size_t n,
-		     const uint64_t *rlo, const uint64_t *rhi, size_t d,
-		     bool may_fork, const struct zoom *zp,
-		     struct cutplan *best)
-{
-	uint64_t np, npmax, sum, maxc, i0, i1, i, run, span, score, partial;
-	uint64_t n_out;
-	unsigned int k, kmin, kmax, s;
-	const struct zoom z = *zp;
-	uint32_t *c0, *c1;
-	uint8_t *brk, *out;
-	int64_t *diff;
-	bool fork, o;
+/* A cut of a block into 2^k parts, as eval_zoom() weighs it. */
+struct parts {
+	uint64_t span;		/* boxes that reach every real child */
+	bool fork;		/* those go to a side subtree */
+	uint64_t sum;		/* the children's boxes, the space measure */
+	uint64_t maxc;		/* the largest child's */
+	uint64_t partial;	/* boxes that still need a check in the dim */
+};
 
-	best->score = UINT64_MAX;
-	kmax = z.bits < b->prm->max_cuts_log2 ? z.bits : b->prm->max_cuts_log2;
-	kmin = kmax ? 1 : 0;
+/*
+ * Each box's children at the finest cut of @z, into 2^kmax parts (coarser
+ * ones shift them), and whether it reaches the other child: in
+ * b->scratch, c0, c1 and out of @n each.
+ */
+static int finest_children(struct bctx *b, const uint32_t *boxes, size_t n,
+			   size_t d, const struct zoom *z, unsigned int kmax)
+{
+	uint64_t npmax, i0, i1, i;
+	uint32_t *c0, *c1;
+	uint8_t *out;
+	bool o;
+
 	if (n > b->cap_scratch) {
 		void *p = realloc(b->scratch, 3 * n * sizeof(uint32_t));
 
@@ -484,79 +483,120 @@ static int eval_zoom(struct bctx *b, const uint32_t *boxes, size_t n,
 	c0 = b->scratch;
 	c1 = b->scratch + n;
 	out = (uint8_t *)(b->scratch + 2 * n);
-	diff = b->diff;
-	brk = b->brk;
-	/* each box's children at the finest cut; coarser ones shift them */
 	npmax = 1ULL << kmax;
 	for (i = 0; i < n; i++) {
-		child_range(blo(b, boxes[i])[d], bhi(b, boxes[i])[d], &z,
-			    z.bits - kmax, npmax, &i0, &i1, &o);
+		child_range(blo(b, boxes[i])[d], bhi(b, boxes[i])[d], z,
+			    z->bits - kmax, npmax, &i0, &i1, &o);
 		c0[i] = i0;
 		c1[i] = i1;
 		out[i] = o;
 	}
+	return 0;
+}
+
+/*
+ * The cut of @z into 2^k parts, from the finest cut's children in
+ * b->scratch: the boxes that reach every child, whether they fork, and
+ * the boxes of the children (those aside left out).
+ */
+static void count_parts(struct bctx *b, const uint32_t *boxes, size_t n,
+			const uint64_t *rlo, const uint64_t *rhi, size_t d,
+			const struct zoom *z, unsigned int k, unsigned int kmax,
+			bool may_fork, struct parts *p)
+{
+	const uint32_t *c0 = b->scratch, *c1 = b->scratch + n;
+	const uint8_t *out = (const uint8_t *)(b->scratch + 2 * n);
+	uint64_t m = (1ULL << (z->bits - k)) - 1, np = 1ULL << k;
+	uint64_t i0, i1, i, run, n_out;
+	unsigned int s = kmax - k;
+	int64_t *diff = b->diff;
+	uint8_t *brk = b->brk;
+
+	p->span = 0;
+	for (i = 0; i < n; i++)
+		p->span += spans(c0[i] >> s, c1[i] >> s, np);
+	p->fork = may_fork && p->span >= b->prm->fork_min && p->span < n;
+	memset(diff, 0, (np + 2) * sizeof(*diff));
+	memset(brk, 0, (np + 2) * sizeof(*brk));
+	n_out = 0;
+	p->partial = 0;
+	for (i = 0; i < n; i++) {
+		uint64_t lo = blo(b, boxes[i])[d];
+		uint64_t hi = bhi(b, boxes[i])[d];
+
+		i0 = c0[i] >> s;
+		i1 = c1[i] >> s;
+		if (p->fork && spans(i0, i1, np))
+			continue;
+		diff[i0]++;
+		diff[i1 + 1]--;
+		brk[i0] = brk[i1 + 1] = 1;
+		n_out += out[i];
+		/* boxes that will still need a check in this dim */
+		if (lo <= rlo[d] && hi >= rhi[d])
+			continue;
+		p->partial += (lo > z->blo && ((lo - z->blo) & m)) ||
+			      (hi < z->bhi && ((hi + 1 - z->blo) & m)) ||
+			      out[i];
+	}
+	/*
+	 * Neighbours between two box ends have the same boxes: one
+	 * subtree. Count each such run's boxes once, and a child
+	 * record as an eighth of an entry.
+	 */
+	p->sum = np / 8 + n_out;
+	for (i = 0, run = 0, p->maxc = n_out; i < np; i++) {
+		run += diff[i];
+		if (run > p->maxc)
+			p->maxc = run;
+		if (!i || brk[i])
+			p->sum += run;
+	}
+}
+
+/*
+ * The best cut of the block @zp of dim @d: for each number of parts the
+ * space measure allows, the largest child; the boxes that reach every
+ * child go to a side subtree (a fork) when there are enough of them and
+ * forks left.
+ */
+static int eval_zoom(struct bctx *b, const uint32_t *boxes, size_t n,
+		     const uint64_t *rlo, const uint64_t *rhi, size_t d,
+		     bool may_fork, const struct zoom *zp,
+		     struct cutplan *best)
+{
+	unsigned int k, kmin, kmax;
+	const struct zoom z = *zp;
+	uint64_t score;
+	struct parts p;
+	int ret;
+
+	best->score = UINT64_MAX;
+	kmax = z.bits < b->prm->max_cuts_log2 ? z.bits : b->prm->max_cuts_log2;
+	kmin = kmax ? 1 : 0;
+	ret = finest_children(b, boxes, n, d, &z, kmax);
+	if (ret)
+		return ret;
 	for (k = kmin; k <= kmax; k++) {
-		uint64_t m = (1ULL << (z.bits - k)) - 1;
-
-		s = kmax - k;
-		np = 1ULL << k;
-		span = 0;
-		for (i = 0; i < n; i++)
-			span += spans(c0[i] >> s, c1[i] >> s, np);
-		fork = may_fork && span >= b->prm->fork_min && span < n;
-		memset(diff, 0, (np + 2) * sizeof(*diff));
-		memset(brk, 0, (np + 2) * sizeof(*brk));
-		n_out = 0;
-		partial = 0;
-		for (i = 0; i < n; i++) {
-			uint64_t lo = blo(b, boxes[i])[d];
-			uint64_t hi = bhi(b, boxes[i])[d];
-
-			i0 = c0[i] >> s;
-			i1 = c1[i] >> s;
-			if (fork && spans(i0, i1, np))
-				continue;
-			diff[i0]++;
-			diff[i1 + 1]--;
-			brk[i0] = brk[i1 + 1] = 1;
-			n_out += out[i];
-			/* boxes that will still need a check in this dim */
-			if (lo <= rlo[d] && hi >= rhi[d])
-				continue;
-			partial += (lo > z.blo && ((lo - z.blo) & m)) ||
-				   (hi < z.bhi && ((hi + 1 - z.blo) & m)) ||
-				   out[i];
-		}
-		/*
-		 * Neighbours between two box ends have the same boxes: one
-		 * subtree. Count each such run's boxes once, and a child
-		 * record as an eighth of an entry.
-		 */
-		sum = np / 8 + n_out;
-		for (i = 0, run = 0, maxc = n_out; i < np; i++) {
-			run += diff[i];
-			if (run > maxc)
-				maxc = run;
-			if (!i || brk[i])
-				sum += run;
-		}
+		count_parts(b, boxes, n, rlo, rhi, d, &z, k, kmax, may_fork,
+			    &p);
 		if (best->score != UINT64_MAX &&
-		    sum > (uint64_t)b->prm->spfac * n)
+		    p.sum > (uint64_t)b->prm->spfac * n)
 			break;
 		/* a side subtree is walked too: count half of it */
-		score = maxc + (fork ? span / 2 : 0);
-		if (maxc + (fork ? span : 0) >= n)
+		score = p.maxc + (p.fork ? p.span / 2 : 0);
+		if (p.maxc + (p.fork ? p.span : 0) >= n)
 			score = UINT64_MAX;	/* separates nothing */
 		if (score < best->score ||
-		    (score == best->score && (partial < best->partial ||
-		     (partial == best->partial && sum < best->sum)))) {
+		    (score == best->score && (p.partial < best->partial ||
+		     (p.partial == best->partial && p.sum < best->sum)))) {
 			best->d = d;
 			best->z = z;
 			best->k = k;
-			best->fork = fork;
+			best->fork = p.fork;
 			best->score = score;
-			best->partial = partial;
-			best->sum = sum;
+			best->partial = p.partial;
+			best->sum = p.sum;
 		}
 	}
 	return 0;
@@ -655,7 +695,6 @@ static uint8_t children_key(struct cls_node *recs, const struct group *g,
 	return best * 8;
 }
 
-/* Make the cut @c of the node: 0 and *done, or 0 and not (no room). */
 /*
  * The children after the last that box @i reaches, [*t0, *t1] of them:
  * the one, or by the first byte of the values it holds in the region
@@ -674,69 +713,95 @@ static void other_range(const struct bctx *b, uint32_t i, const uint64_t *rlo,
 	*t1 = (hi > rhi[d] ? rhi[d] : hi) >> CLS_COARSE_SHIFT;
 }
 
-static int cut_dim(struct bctx *b, uint32_t *boxes, size_t n, uint64_t *rlo,
-		   uint64_t *rhi, unsigned int depth, unsigned int forks,
-		   uint32_t cont, const struct cutplan *c, struct cls_node *out,
-		   bool *done)
-{
-	const struct cls_input *in = b->in;
-	size_t d = c->d, *order = NULL, n_side = 0;
-	uint64_t rmax = rhi[d] > dim_max(&in->dims[d]) ?
-			dim_max(&in->dims[d]) : rhi[d];
-	unsigned int shift = c->z.bits - c->k;
-	uint64_t np = 1ULL << c->k, sum = 0, other = 0, i0, i1;
-	uint64_t i, j, t0, t1, ng;
+/*
+ * A cut being made (cut_dim()): a group of boxes for each child (np real
+ * ones, then the other child, or CLS_COARSE_N of them by first byte),
+ * the children's records, and the boxes that go aside.
+ */
+struct cutting {
+	const struct cutplan *c;
+	size_t d;
+	uint64_t rmax;		/* the region's last real value in d */
+	unsigned int shift;
+	uint64_t np, ng;
 	/* a dense block's 4-byte dim: the values beyond it by first byte */
-	bool o, coarse = c->dense && in->dims[d].len == 4;
-	struct cls_node *recs = NULL, main_rec, side_rec;
-	uint32_t *side = NULL, off, guard = 0, main_off = 0, later_min = 0;
-	uint32_t main_cont = cont;
-	bool side_first = false;
-	struct group *g = NULL;
-	int ret = 0;
+	bool coarse;
+	struct group *g;
+	struct cls_node *recs;
+	size_t *order;
+	uint32_t *side;
+	size_t n_side;
+};
 
-	*done = false;
-	ng = np + (coarse ? CLS_COARSE_N : 1);
-	g = calloc(ng, sizeof(*g));
-	recs = calloc(ng, sizeof(*recs));
-	order = calloc(ng, sizeof(*order));
-	side = malloc((n ? n : 1) * sizeof(*side));
-	if (!g || !recs || !order || !side) {
-		ret = -ENOMEM;
-		goto out;
+/* Count box @box in group @x, or (@fill) put it there. */
+static void group_add(struct group *x, uint32_t box, bool fill)
+{
+	if (fill) {
+		x->boxes[x->n] = box;
+		x->hash = (x->hash ^ box) * 0x100000001b3ULL;
 	}
+	x->n++;
+}
+
+/*
+ * Each box to the children it reaches, the real ones and those after the
+ * last; a box that reaches every real child of a fork goes aside. First
+ * the boxes are counted, then (@fill) put in the groups.
+ */
+static void to_children(const struct bctx *b, const uint32_t *boxes,
+			size_t n, const uint64_t *rlo, const uint64_t *rhi,
+			struct cutting *s, bool fill)
+{
+	uint64_t i, j, i0, i1, t0, t1;
+	bool o;
+
 	for (i = 0; i < n; i++) {
-		child_range(blo(b, boxes[i])[d], bhi(b, boxes[i])[d], &c->z,
-			    shift, np, &i0, &i1, &o);
-		if (c->fork && spans(i0, i1, np)) {
-			side[n_side++] = boxes[i];
+		child_range(blo(b, boxes[i])[s->d], bhi(b, boxes[i])[s->d],
+			    &s->c->z, s->shift, s->np, &i0, &i1, &o);
+		if (s->c->fork && spans(i0, i1, s->np)) {
+			if (!fill)
+				s->side[s->n_side++] = boxes[i];
 			continue;
 		}
 		for (j = i0; j <= i1; j++)
-			g[j].n++;
-		other_range(b, boxes[i], rlo, rhi, d, coarse, &t0, &t1);
-		for (j = t0; o && j <= t1; j++)
-			g[np + j].n++;
+			group_add(&s->g[j], boxes[i], fill);
+		other_range(b, boxes[i], rlo, rhi, s->d, s->coarse, &t0, &t1);
+		for (j = s->np + t0; o && j <= s->np + t1; j++)
+			group_add(&s->g[j], boxes[i], fill);
 	}
+}
+
+/*
+ * Room for the boxes counted in each group, and its child's region in
+ * dim d. *sum: the entries of the children, those after the last as if
+ * one, the largest.
+ */
+static int init_groups(const uint64_t *rlo, const uint64_t *rhi,
+		       struct cutting *s, uint64_t *sum)
+{
+	uint64_t j, np = s->np, ng = s->ng, other = 0;
+	unsigned int shift = s->shift;
+	struct group *g = s->g;
+	size_t d = s->d;
+
+	*sum = 0;
 	for (j = 0; j < ng; j++) {
 		/* as if one child after the last: the largest */
 		if (j < np)
-			sum += g[j].n;
+			*sum += g[j].n;
 		else if (g[j].n > other)
 			other = g[j].n;
 		g[j].boxes = malloc((g[j].n ? g[j].n : 1) * sizeof(uint32_t));
-		if (!g[j].boxes) {
-			ret = -ENOMEM;
-			goto out;
-		}
+		if (!g[j].boxes)
+			return -ENOMEM;
 		g[j].n = 0;
 		g[j].hash = 0xcbf29ce484222325ULL;
 		/* the other child keeps the node's region; by first byte, its
 		 * values of that byte */
 		if (j < np) {
-			g[j].lo = c->z.blo + (j << shift);
+			g[j].lo = s->c->z.blo + (j << shift);
 			g[j].hi = g[j].lo + (1ULL << shift) - 1;
-		} else if (coarse) {
+		} else if (s->coarse) {
 			g[j].lo = (j - np) << CLS_COARSE_SHIFT;
 			g[j].hi = j + 1 < ng ? g[j].lo +
 				  (1ULL << CLS_COARSE_SHIFT) - 1 : CLS_ABSENT;
@@ -746,34 +811,24 @@ static int cut_dim(struct bctx *b, uint32_t *boxes, size_t n, uint64_t *rlo,
 		}
 		if (g[j].lo < rlo[d])
 			g[j].lo = rlo[d];
-		if (g[j].hi > (j < np ? rmax : rhi[d]))
-			g[j].hi = j < np ? rmax : rhi[d];
+		if (g[j].hi > (j < np ? s->rmax : rhi[d]))
+			g[j].hi = j < np ? s->rmax : rhi[d];
 		g[j].rep = j;
-		order[j] = j;
+		s->order[j] = j;
 	}
-	sum += other;
-	if (b->st->entries + sum + n_side > b->budget) {
-		b->st->budget_hit = true;
-		goto out;
-	}
-	for (i = 0; i < n; i++) {
-		child_range(blo(b, boxes[i])[d], bhi(b, boxes[i])[d], &c->z,
-			    shift, np, &i0, &i1, &o);
-		if (c->fork && spans(i0, i1, np))
-			continue;
-		for (j = i0; j <= i1; j++) {
-			g[j].boxes[g[j].n++] = boxes[i];
-			g[j].hash = (g[j].hash ^ boxes[i]) * 0x100000001b3ULL;
-		}
-		other_range(b, boxes[i], rlo, rhi, d, coarse, &t0, &t1);
-		for (j = np + t0; o && j <= np + t1; j++) {
-			g[j].boxes[g[j].n++] = boxes[i];
-			g[j].hash = (g[j].hash ^ boxes[i]) * 0x100000001b3ULL;
-		}
-	}
-	/* children with the same boxes: one subtree over their hull */
-	qsort_r(order, ng, sizeof(*order), cmp_group, g);
-	for (j = 1; j < ng; j++) {
+	*sum += other;
+	return 0;
+}
+
+/* Children with the same boxes: one subtree over their hull. */
+static void share_groups(struct cutting *s)
+{
+	struct group *g = s->g;
+	size_t *order = s->order;
+	uint64_t j;
+
+	qsort_r(order, s->ng, sizeof(*order), cmp_group, g);
+	for (j = 1; j < s->ng; j++) {
 		struct group *x = &g[order[j]], *p = &g[order[j - 1]], *r;
 
 		if (x->hash != p->hash || x->n != p->n ||
@@ -786,84 +841,167 @@ static int cut_dim(struct bctx *b, uint32_t *boxes, size_t n, uint64_t *rlo,
 		if (x->hi > r->hi)
 			r->hi = x->hi;
 	}
-	/*
-	 * With a side subtree, the side with the lower rules is walked
-	 * first; its leaves go on to a guard that walks the other unless
-	 * the best match so far is below its lowest rule.
-	 */
-	if (n_side) {
-		uint32_t min_main = UINT32_MAX, min_side = in->box_rule[side[0]];
+}
 
-		for (j = 0; j < ng; j++)
-			if (g[j].n && in->box_rule[g[j].boxes[0]] < min_main)
-				min_main = in->box_rule[g[j].boxes[0]];
-		side_first = min_side <= min_main;
-		later_min = side_first ? min_main : min_side;
+/*
+ * With a side subtree, the side with the lower rules is walked first
+ * (true: the side); its leaves go on to a guard that walks the other
+ * unless the best match so far is below its lowest rule, *later_min.
+ */
+static bool side_first(const struct cls_input *in, const struct cutting *s,
+		       uint32_t *later_min)
+{
+	uint32_t min_main = UINT32_MAX, min_side = in->box_rule[s->side[0]];
+	bool first;
+	uint64_t j;
+
+	for (j = 0; j < s->ng; j++)
+		if (s->g[j].n && in->box_rule[s->g[j].boxes[0]] < min_main)
+			min_main = in->box_rule[s->g[j].boxes[0]];
+	first = min_side <= min_main;
+	*later_min = first ? min_main : min_side;
+	return first;
+}
+
+/*
+ * The subtree of each group, once for the children that share it, over
+ * its region in dim d; its leaves go on to @cont.
+ */
+static int build_children(struct bctx *b, uint64_t *rlo, uint64_t *rhi,
+			  unsigned int depth, unsigned int forks,
+			  uint32_t cont, struct cutting *s)
+{
+	size_t d = s->d;
+	uint64_t j;
+	int ret = 0;
+
+	for (j = 0; j < s->ng && !ret; j++) {
+		struct group *x = &s->g[j];
+		uint64_t slo = rlo[d], shi = rhi[d];
+
+		if (x->rep != j)
+			continue;
+		rlo[d] = x->lo;
+		rhi[d] = x->hi;
+		ret = build(b, x->boxes, x->n, rlo, rhi, depth + 1,
+			    forks + !!s->n_side, cont, &x->node);
+		rlo[d] = slo;
+		rhi[d] = shi;
 	}
-	if (n_side && !side_first) {
+	return ret;
+}
+
+/*
+ * The children's records into the blob (one of a shared subtree for
+ * each child it is), and *rec, the cut's, with the key they load.
+ */
+static int cut_record(struct bctx *b, struct cutting *s, struct cls_node *rec)
+{
+	const struct zoom *z = &s->c->z;
+	uint32_t off;
+	uint64_t j;
+	int ret;
+
+	for (j = 0; j < s->ng; j++)
+		s->recs[j] = s->g[s->g[j].rep].node;
+	memset(rec, 0, sizeof(*rec));
+	rec->nkey = children_key(s->recs, s->g, s->np, s->ng - s->np, s->d);
+	ret = cgfw_cls_blob_add(b->blob, s->recs, s->ng * sizeof(*s->recs),
+				&off);
+	if (ret)
+		return ret;
+	rec->kind = CLS_CUT;
+	rec->shift = s->shift;
+	rec->key = s->d * 8 | (s->coarse ? CLS_COARSE : 0);
+	rec->a = z->blo;
+	rec->b = z->bhi;
+	/* mod 2^32: the walk adds (key >> shift) << 4 to it in 32 bits */
+	rec->c = off - (uint32_t)((z->blo >> s->shift) << 4);
+	b->st->nodes++;
+	return 0;
+}
+
+/* Make the cut @c of the node: 0 and *done, or 0 and not (no room). */
+static int cut_dim(struct bctx *b, uint32_t *boxes, size_t n, uint64_t *rlo,
+		   uint64_t *rhi, unsigned int depth, unsigned int forks,
+		   uint32_t cont, const struct cutplan *c, struct cls_node *out,
+		   bool *done)
+{
+	const struct cls_input *in = b->in;
+	struct cutting s = { .c = c, .d = c->d };
+	struct cls_node main_rec, side_rec;
+	uint32_t off, guard = 0, main_off = 0, later_min = 0;
+	uint32_t main_cont = cont;
+	bool first = false;
+	uint64_t sum, j;
+	int ret = 0;
+
+	*done = false;
+	s.rmax = rhi[s.d] > dim_max(&in->dims[s.d]) ?
+		 dim_max(&in->dims[s.d]) : rhi[s.d];
+	s.shift = c->z.bits - c->k;
+	s.np = 1ULL << c->k;
+	s.coarse = c->dense && in->dims[s.d].len == 4;
+	s.ng = s.np + (s.coarse ? CLS_COARSE_N : 1);
+	s.g = calloc(s.ng, sizeof(*s.g));
+	s.recs = calloc(s.ng, sizeof(*s.recs));
+	s.order = calloc(s.ng, sizeof(*s.order));
+	s.side = malloc((n ? n : 1) * sizeof(*s.side));
+	if (!s.g || !s.recs || !s.order || !s.side) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	to_children(b, boxes, n, rlo, rhi, &s, false);
+	ret = init_groups(rlo, rhi, &s, &sum);
+	if (ret)
+		goto out;
+	if (b->st->entries + sum + s.n_side > b->budget) {
+		b->st->budget_hit = true;
+		goto out;
+	}
+	to_children(b, boxes, n, rlo, rhi, &s, true);
+	share_groups(&s);
+	if (s.n_side)
+		first = side_first(in, &s, &later_min);
+	if (s.n_side && !first) {
 		/* the side after the main cut: build it first */
-		ret = build(b, side, n_side, rlo, rhi, depth + 1, forks + 1,
+		ret = build(b, s.side, s.n_side, rlo, rhi, depth + 1, forks + 1,
 			    cont, &side_rec);
-		ret = ret ? : cgfw_cls_blob_add(b->blob, &side_rec, sizeof(side_rec),
-					   &off);
+		ret = ret ? : cgfw_cls_blob_add(b->blob, &side_rec,
+						sizeof(side_rec), &off);
 		ret = ret ? : add_guard(b, off, cont, later_min, &guard);
 		if (ret)
 			goto out;
 		link_guard(b, guard, off);
 		main_cont = guard;
 	}
-	if (n_side && side_first) {
+	if (s.n_side && first) {
 		/* the cut's records go where the guard can find them */
 		ret = blob_reserve(b->blob, sizeof(main_rec), &main_off);
 		ret = ret ? : add_guard(b, main_off, cont, later_min, &guard);
 		if (ret)
 			goto out;
 	}
-	for (j = 0; j < ng && !ret; j++) {
-		uint64_t slo = rlo[d], shi = rhi[d];
-
-		if (g[j].rep != j)
-			continue;
-		rlo[d] = g[j].lo;
-		rhi[d] = g[j].hi;
-		ret = build(b, g[j].boxes, g[j].n, rlo, rhi, depth + 1,
-			    forks + !!n_side, main_cont, &g[j].node);
-		rlo[d] = slo;
-		rhi[d] = shi;
-	}
+	ret = build_children(b, rlo, rhi, depth, forks, main_cont, &s);
+	ret = ret ? : cut_record(b, &s, &main_rec);
 	if (ret)
 		goto out;
-	for (j = 0; j < ng; j++)
-		recs[j] = g[g[j].rep].node;
-	memset(&main_rec, 0, sizeof(main_rec));
-	main_rec.nkey = children_key(recs, g, np, ng - np, d);
-	ret = cgfw_cls_blob_add(b->blob, recs, ng * sizeof(*recs), &off);
-	if (ret)
-		goto out;
-	main_rec.kind = CLS_CUT;
-	main_rec.shift = shift;
-	main_rec.key = d * 8 | (coarse ? CLS_COARSE : 0);
-	main_rec.a = c->z.blo;
-	main_rec.b = c->z.bhi;
-	/* mod 2^32: the walk adds (key >> shift) << 4 to it in 32 bits */
-	main_rec.c = off - (uint32_t)((c->z.blo >> shift) << 4);
-	b->st->nodes++;
 	*out = main_rec;
-	if (n_side && side_first) {
+	if (s.n_side && first) {
 		memcpy(b->blob->buf + main_off, &main_rec, sizeof(main_rec));
 		link_guard(b, guard, main_off);
-		ret = build(b, side, n_side, rlo, rhi, depth + 1, forks + 1,
+		ret = build(b, s.side, s.n_side, rlo, rhi, depth + 1, forks + 1,
 			    guard, out);
 	}
-	b->st->forks += !!n_side;
+	b->st->forks += !!s.n_side;
 	*done = !ret;
 out:
-	for (j = 0; g && j < ng; j++)
-		free(g[j].boxes);
-	free(g);
-	free(recs);
-	free(order);
-	free(side);
+	for (j = 0; s.g && j < s.ng; j++)
+		free(s.g[j].boxes);
+	free(s.g);
+	free(s.recs);
+	free(s.order);
+	free(s.side);
 	return ret;
 }
 
