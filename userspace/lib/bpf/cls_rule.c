@@ -622,72 +622,77 @@ static void lpm_iv(const uint8_t *k, uint32_t klen, u128 *lo, u128 *hi)
 	*hi = v | host;
 }
 
-static void ex_lookup(struct rctx *r, struct nftnl_expr *e)
+/* The fields of the key: loads in consecutive register words. */
+static bool lookup_fields(struct rctx *r, const struct bpf_map_spec *m,
+			  uint32_t sreg, struct load **fl, size_t *n_f)
 {
-	const char *name = nftnl_expr_get_str(e, NFTNL_EXPR_LOOKUP_SET);
-	uint32_t flags = nftnl_expr_get_u32(e, NFTNL_EXPR_LOOKUP_FLAGS);
-	uint32_t sreg = nftnl_expr_get_u32(e, NFTNL_EXPR_LOOKUP_SREG);
-	const struct bpf_map_spec *m = set_spec(r, name);
-	struct load *fl[4];
-	size_t n_f = 0, i, j, off, w;
-	struct rctx sub;
-	struct cls_rbox *alt = NULL, full;
-	size_t n_alt = 0;
-	struct ivset *s;
+	size_t off, w;
 
-	if (!m || !m->set->anonymous ||
-	    nftnl_expr_is_set(e, NFTNL_EXPR_LOOKUP_DREG) ||
-	    nftnl_set_get_u32(m->set->nl, NFTNL_SET_FLAGS) & NFT_SET_MAP) {
-		r->fail = true;
-		return;
-	}
-	/* the fields of the key: loads in consecutive register words */
 	w = reg_word(sreg);
 	for (off = 0; off < (m->type == BPF_MAP_TYPE_LPM_TRIE ?
 			     m->key_size - 4 : m->key_size);) {
-		if (w >= 16 || n_f == 4 || r->word_load[w] < 0 ||
+		if (w >= 16 || *n_f == 4 || r->word_load[w] < 0 ||
 		    r->word_piece[w]) {
 			r->fail = true;
-			return;
+			return false;
 		}
-		fl[n_f] = &r->loads[r->word_load[w]];
-		off += (fl[n_f]->len + 3) / 4 * 4;
-		w += (fl[n_f]->len + 3) / 4;
-		n_f++;
+		fl[*n_f] = &r->loads[r->word_load[w]];
+		off += (fl[*n_f]->len + 3) / 4 * 4;
+		w += (fl[*n_f]->len + 3) / 4;
+		(*n_f)++;
 	}
-	if (m->type == BPF_MAP_TYPE_LPM_TRIE || n_f == 1) {
-		uint32_t klen = m->type == BPF_MAP_TYPE_LPM_TRIE ?
-				m->key_size - 4 : m->key_size;
+	return true;
+}
 
-		if (n_f != 1 || klen != fl[0]->len) {
-			r->fail = true;
-			return;
-		}
-		s = malloc(sizeof(*s));
-		if (!s) {
-			r->fail = true;
-			return;
-		}
-		s->n = 0;
-		for (i = 0; i < m->n_elems; i++) {
-			const uint8_t *k = (const uint8_t *)m->keys +
-					   i * m->key_size;
-			u128 lo, hi;
+/*
+ * A set of one field (or an LPM trie): its keys as intervals of the load,
+ * their complement for !=.
+ */
+static void lookup_one(struct rctx *r, const struct bpf_map_spec *m,
+		       struct load **fl, size_t n_f, uint32_t flags)
+{
+	uint32_t klen = m->type == BPF_MAP_TYPE_LPM_TRIE ?
+			m->key_size - 4 : m->key_size;
+	struct ivset *s;
+	size_t i;
 
-			if (m->type == BPF_MAP_TYPE_LPM_TRIE)
-				lpm_iv(k, klen, &lo, &hi);
-			else
-				lo = hi = be_val(k, klen);
-			iv_add(r, s, lo, hi);
-		}
-		if (flags & NFT_LOOKUP_F_INV)
-			iv_invert(r, s, max_of(klen));
-		if (!r->fail)
-			constrain(r, fl[0], klen, s);
-		free(s);
+	if (n_f != 1 || klen != fl[0]->len) {
+		r->fail = true;
 		return;
 	}
-	/* a concatenation of exact keys: one box per element */
+	s = malloc(sizeof(*s));
+	if (!s) {
+		r->fail = true;
+		return;
+	}
+	s->n = 0;
+	for (i = 0; i < m->n_elems; i++) {
+		const uint8_t *k = (const uint8_t *)m->keys +
+				   i * m->key_size;
+		u128 lo, hi;
+
+		if (m->type == BPF_MAP_TYPE_LPM_TRIE)
+			lpm_iv(k, klen, &lo, &hi);
+		else
+			lo = hi = be_val(k, klen);
+		iv_add(r, s, lo, hi);
+	}
+	if (flags & NFT_LOOKUP_F_INV)
+		iv_invert(r, s, max_of(klen));
+	if (!r->fail)
+		constrain(r, fl[0], klen, s);
+	free(s);
+}
+
+/* A concatenation of exact keys: one box per element. */
+static void lookup_concat(struct rctx *r, const struct bpf_map_spec *m,
+			  struct load **fl, size_t n_f, uint32_t flags)
+{
+	size_t i, j, off;
+	struct rctx sub;
+	struct cls_rbox *alt = NULL, full;
+	size_t n_alt = 0;
+
 	if (flags & NFT_LOOKUP_F_INV) {
 		r->fail = true;
 		return;
@@ -734,6 +739,29 @@ static void ex_lookup(struct rctx *r, struct nftnl_expr *e)
 	if (!r->fail)
 		and_boxes(r, alt, n_alt);
 	free(alt);
+}
+
+static void ex_lookup(struct rctx *r, struct nftnl_expr *e)
+{
+	const char *name = nftnl_expr_get_str(e, NFTNL_EXPR_LOOKUP_SET);
+	uint32_t flags = nftnl_expr_get_u32(e, NFTNL_EXPR_LOOKUP_FLAGS);
+	uint32_t sreg = nftnl_expr_get_u32(e, NFTNL_EXPR_LOOKUP_SREG);
+	const struct bpf_map_spec *m = set_spec(r, name);
+	struct load *fl[4];
+	size_t n_f = 0;
+
+	if (!m || !m->set->anonymous ||
+	    nftnl_expr_is_set(e, NFTNL_EXPR_LOOKUP_DREG) ||
+	    nftnl_set_get_u32(m->set->nl, NFTNL_SET_FLAGS) & NFT_SET_MAP) {
+		r->fail = true;
+		return;
+	}
+	if (!lookup_fields(r, m, sreg, fl, &n_f))
+		return;
+	if (m->type == BPF_MAP_TYPE_LPM_TRIE || n_f == 1)
+		lookup_one(r, m, fl, n_f, flags);
+	else
+		lookup_concat(r, m, fl, n_f, flags);
 }
 
 static void ex_bitwise(struct rctx *r, struct nftnl_expr *e)
@@ -837,6 +865,138 @@ static bool plain_verdict(int32_t v)
 	       v == NFT_RETURN || v == NFT_JUMP || v == NFT_GOTO;
 }
 
+/* limit, as nft_limit_init() has it: cost per packet or per byte */
+static void op_limit(struct rctx *r, struct nftnl_expr *e,
+		     struct cls_rule *out, struct cls_opspec *op)
+{
+	uint64_t rate = nftnl_expr_get_u64(e, NFTNL_EXPR_LIMIT_RATE);
+	uint64_t unit = nftnl_expr_get_u64(e, NFTNL_EXPR_LIMIT_UNIT);
+	uint32_t burst = nftnl_expr_get_u32(e, NFTNL_EXPR_LIMIT_BURST);
+	uint64_t nsecs = unit * 1000000000ULL;
+
+	if (!rate) {
+		r->fail = true;	/* codegen.c refuses it */
+		return;
+	}
+	op->kind = CLS_OP_LIMIT;
+	op->e = e;
+	if (nftnl_expr_get_u32(e, NFTNL_EXPR_LIMIT_FLAGS) & NFT_LIMIT_F_INV)
+		op->flags |= CLS_OPF_INV;
+	if (nftnl_expr_get_u32(e, NFTNL_EXPR_LIMIT_TYPE) == NFT_LIMIT_PKTS) {
+		op->flags |= CLS_OPF_PKTS;
+		if (!burst)
+			burst = 5;	/* the kernel's default */
+		op->a = nsecs / rate;
+		op->b = op->a * burst;
+	} else {
+		op->a = nsecs;
+		op->b = nsecs * (rate + burst) / rate;
+		op->c = rate;
+	}
+	out->n_ops++;
+}
+
+/* The verdict: accept, drop, continue, return, jump or goto. */
+static void op_verdict(struct rctx *r, struct nftnl_expr *e,
+		       struct cls_rule *out)
+{
+	if (!plain_verdict(nftnl_expr_get_u32(e, NFTNL_EXPR_IMM_VERDICT))) {
+		r->fail = true;
+		return;
+	}
+	out->has_verdict = true;
+	out->verdict = nftnl_expr_get_u32(e, NFTNL_EXPR_IMM_VERDICT);
+	if (nftnl_expr_is_set(e, NFTNL_EXPR_IMM_CHAIN))
+		out->chain = nftnl_expr_get_str(e, NFTNL_EXPR_IMM_CHAIN);
+}
+
+/* "meta mark set N": a constant, then meta set (the next expression) */
+static void op_meta_set(struct rctx *r, struct nftnl_expr_iter *it,
+			struct nftnl_expr *e, struct cls_rule *out,
+			struct cls_opspec *op)
+{
+	uint32_t reg = nftnl_expr_get_u32(e, NFTNL_EXPR_IMM_DREG);
+	struct nftnl_expr *set = nftnl_expr_iter_next(it);
+	uint32_t len, v = 0, key;
+	const void *d = attr(e, NFTNL_EXPR_IMM_DATA, &len);
+
+	if (!set || !d || len != 4 ||
+	    strcmp(nftnl_expr_get_str(set, NFTNL_EXPR_NAME), "meta") ||
+	    !nftnl_expr_is_set(set, NFTNL_EXPR_META_SREG) ||
+	    nftnl_expr_get_u32(set, NFTNL_EXPR_META_SREG) != reg ||
+	    out->n_ops == CLS_MAX_OPS) {
+		r->fail = true;
+		return;
+	}
+	key = nftnl_expr_get_u32(set, NFTNL_EXPR_META_KEY);
+	if (key != NFT_META_MARK && key != NFT_META_PRIORITY) {
+		r->fail = true;
+		return;
+	}
+	memcpy(&v, d, 4);
+	op->kind = CLS_OP_SET;
+	op->a = v;
+	op->flags = key == NFT_META_PRIORITY ? CLS_OPF_PRIORITY : 0;
+	out->n_ops++;
+}
+
+/*
+ * One expression after the match part: a statement, or the verdict.
+ * A meta set takes the expression after @e from @it.
+ */
+static void ex_stmt(struct rctx *r, struct nftnl_expr_iter *it,
+		    struct nftnl_expr *e, struct cls_rule *out)
+{
+	struct cls_opspec *op = &out->ops[out->n_ops];
+	const char *name = nftnl_expr_get_str(e, NFTNL_EXPR_NAME);
+
+	if (out->has_verdict || (strcmp(name, "immediate") &&
+				 out->n_ops == CLS_MAX_OPS)) {
+		r->fail = true;	/* after the verdict, or too many */
+	} else if (!strcmp(name, "counter")) {
+		op->kind = CLS_OP_COUNTER;
+		out->n_ops++;
+		out->counter = true;
+	} else if (!strcmp(name, "quota")) {
+		op->kind = CLS_OP_QUOTA;
+		op->e = e;
+		op->a = nftnl_expr_get_u64(e, NFTNL_EXPR_QUOTA_BYTES);
+		op->flags = nftnl_expr_get_u32(e, NFTNL_EXPR_QUOTA_FLAGS) &
+			    NFT_QUOTA_F_INV ? CLS_OPF_INV : 0;
+		out->n_ops++;
+	} else if (!strcmp(name, "limit")) {
+		op_limit(r, e, out, op);
+	} else if (!strcmp(name, "immediate") &&
+		   nftnl_expr_get_u32(e, NFTNL_EXPR_IMM_DREG) ==
+		   NFT_REG_VERDICT) {
+		op_verdict(r, e, out);
+	} else if (!strcmp(name, "immediate")) {
+		op_meta_set(r, it, e, out, op);
+	} else {
+		r->fail = true;	/* a statement not indexed */
+	}
+}
+
+/* The rule's boxes to @out, or the rule left to codegen.c. */
+static int rule_done(struct rctx *r, struct cls_rule *out, size_t saved_dims)
+{
+	if (out->verdict == NFT_CONTINUE)
+		out->has_verdict = false;
+	if ((out->verdict == NFT_JUMP || out->verdict == NFT_GOTO) &&
+	    !out->chain)
+		r->fail = true;
+	if (r->fail) {
+		free(r->boxes);
+		r->cp->n_dims = saved_dims;	/* dims only this rule needed */
+		out->indexable = false;
+		return 0;
+	}
+	out->indexable = true;
+	out->boxes = r->boxes;
+	out->n_boxes = r->n_boxes;
+	return 0;
+}
+
 int cgfw_cls_rule_read(struct cls_prog *cp, const struct bpf_table *bt,
 		       enum cgfw_dir dir, const struct ir_rule *ir,
 		       struct cls_rule *out)
@@ -844,7 +1004,6 @@ int cgfw_cls_rule_read(struct cls_prog *cp, const struct bpf_table *bt,
 	struct nftnl_expr_iter *it = nftnl_expr_iter_create(ir->nl);
 	struct rctx r = { .cp = cp, .bt = bt, .dir = dir };
 	struct nftnl_expr *e;
-	const char *name;
 	size_t i, saved_dims = cp->n_dims;
 	bool in_match = true;
 
@@ -862,116 +1021,13 @@ int cgfw_cls_rule_read(struct cls_prog *cp, const struct bpf_table *bt,
 	box_full(&r.boxes[0]);
 	r.n_boxes = 1;
 	while (!r.fail && (e = nftnl_expr_iter_next(it))) {
-		struct cls_opspec *op = &out->ops[out->n_ops];
-
 		if (in_match && ex_match(&r, e))
 			continue;
 		in_match = false;
-		name = nftnl_expr_get_str(e, NFTNL_EXPR_NAME);
-		if (out->has_verdict || (strcmp(name, "immediate") &&
-					 out->n_ops == CLS_MAX_OPS)) {
-			r.fail = true;	/* after the verdict, or too many */
-		} else if (!strcmp(name, "counter")) {
-			op->kind = CLS_OP_COUNTER;
-			out->n_ops++;
-			out->counter = true;
-		} else if (!strcmp(name, "quota")) {
-			op->kind = CLS_OP_QUOTA;
-			op->e = e;
-			op->a = nftnl_expr_get_u64(e, NFTNL_EXPR_QUOTA_BYTES);
-			op->flags = nftnl_expr_get_u32(e, NFTNL_EXPR_QUOTA_FLAGS) &
-				    NFT_QUOTA_F_INV ? CLS_OPF_INV : 0;
-			out->n_ops++;
-		} else if (!strcmp(name, "limit")) {
-			/* nft_limit_init(): cost per packet or per byte */
-			uint64_t rate = nftnl_expr_get_u64(e, NFTNL_EXPR_LIMIT_RATE);
-			uint64_t unit = nftnl_expr_get_u64(e, NFTNL_EXPR_LIMIT_UNIT);
-			uint32_t burst = nftnl_expr_get_u32(e,
-						NFTNL_EXPR_LIMIT_BURST);
-			uint64_t nsecs = unit * 1000000000ULL;
-
-			if (!rate) {
-				r.fail = true;	/* codegen.c refuses it */
-				continue;
-			}
-			op->kind = CLS_OP_LIMIT;
-			op->e = e;
-			if (nftnl_expr_get_u32(e, NFTNL_EXPR_LIMIT_FLAGS) &
-			    NFT_LIMIT_F_INV)
-				op->flags |= CLS_OPF_INV;
-			if (nftnl_expr_get_u32(e, NFTNL_EXPR_LIMIT_TYPE) ==
-			    NFT_LIMIT_PKTS) {
-				op->flags |= CLS_OPF_PKTS;
-				if (!burst)
-					burst = 5;	/* the kernel's default */
-				op->a = nsecs / rate;
-				op->b = op->a * burst;
-			} else {
-				op->a = nsecs;
-				op->b = nsecs * (rate + burst) / rate;
-				op->c = rate;
-			}
-			out->n_ops++;
-		} else if (!strcmp(name, "immediate") &&
-			   nftnl_expr_get_u32(e, NFTNL_EXPR_IMM_DREG) ==
-			   NFT_REG_VERDICT) {
-			if (!plain_verdict(nftnl_expr_get_u32(e,
-						NFTNL_EXPR_IMM_VERDICT))) {
-				r.fail = true;
-				continue;
-			}
-			out->has_verdict = true;
-			out->verdict = nftnl_expr_get_u32(e,
-						NFTNL_EXPR_IMM_VERDICT);
-			if (nftnl_expr_is_set(e, NFTNL_EXPR_IMM_CHAIN))
-				out->chain = nftnl_expr_get_str(e,
-						NFTNL_EXPR_IMM_CHAIN);
-		} else if (!strcmp(name, "immediate")) {
-			/* "meta mark set N": a constant, then meta set */
-			uint32_t reg = nftnl_expr_get_u32(e, NFTNL_EXPR_IMM_DREG);
-			struct nftnl_expr *set = nftnl_expr_iter_next(it);
-			uint32_t len, v = 0, key;
-			const void *d = attr(e, NFTNL_EXPR_IMM_DATA, &len);
-
-			if (!set || !d || len != 4 ||
-			    strcmp(nftnl_expr_get_str(set, NFTNL_EXPR_NAME),
-				   "meta") ||
-			    !nftnl_expr_is_set(set, NFTNL_EXPR_META_SREG) ||
-			    nftnl_expr_get_u32(set, NFTNL_EXPR_META_SREG) != reg ||
-			    out->n_ops == CLS_MAX_OPS) {
-				r.fail = true;
-				continue;
-			}
-			key = nftnl_expr_get_u32(set, NFTNL_EXPR_META_KEY);
-			if (key != NFT_META_MARK && key != NFT_META_PRIORITY) {
-				r.fail = true;
-				continue;
-			}
-			memcpy(&v, d, 4);
-			op->kind = CLS_OP_SET;
-			op->a = v;
-			op->flags = key == NFT_META_PRIORITY ? CLS_OPF_PRIORITY : 0;
-			out->n_ops++;
-		} else {
-			r.fail = true;	/* a statement not indexed */
-		}
+		ex_stmt(&r, it, e, out);
 	}
 	out->has_ops = out->n_ops > 1 ||
 		       (out->n_ops == 1 && out->ops[0].kind != CLS_OP_COUNTER);
 	nftnl_expr_iter_destroy(it);
-	if (out->verdict == NFT_CONTINUE)
-		out->has_verdict = false;
-	if ((out->verdict == NFT_JUMP || out->verdict == NFT_GOTO) &&
-	    !out->chain)
-		r.fail = true;
-	if (r.fail) {
-		free(r.boxes);
-		cp->n_dims = saved_dims;	/* dims only this rule needed */
-		out->indexable = false;
-		return 0;
-	}
-	out->indexable = true;
-	out->boxes = r.boxes;
-	out->n_boxes = r.n_boxes;
-	return 0;
+	return rule_done(&r, out, saved_dims);
 }
