@@ -402,130 +402,133 @@ static void jmp_if_exthdr(struct cg *g, int reg, int label)
 /* IPv6 extension headers walked, at most this many (ipv6_find_hdr()) */
 #define IPV6_MAX_EXTHDRS 8
 
-/*
- * nft_set_pktinfo_ipv4/ipv6: the layer 4 protocol and where its header
- * is. An IPv4 later fragment has a protocol but no transport header; an
- * IPv6 packet whose headers cannot be walked has neither.
- */
-static void gen_prologue(struct cg *g)
+/* the prologue's labels, shared by its parts */
+struct prologue {
+	int ipv4, ipv6;
+	int body;		/* the values are known: on to the rules */
+	int v6_unspec;		/* IPv6 headers not walked: no layer 4 */
+	int v6_done;		/* S + 16 layer 4, S + 24 its offset */
+};
+
+/* nft_set_pktinfo_ipv4: a later fragment has no transport header */
+static void prologue_ipv4(struct cg *g, const struct prologue *l)
 {
-	int ipv4 = cgfw_em_label(g->em), ipv6 = cgfw_em_label(g->em);
-	int body = cgfw_em_label(g->em), v6_unspec = cgfw_em_label(g->em);
-	int v6_done = cgfw_em_label(g->em), i;
 	int S = STK_SCRATCH;
 
-	cgfw_em_note(g->em, "prologue: packet family, layer 4 protocol, transport header");
-	E(I_MOV64_REG(R_CTX, BPF_REG_1));
-	if (g->count_calls) {	/* the CPU whose counters count (gen_count()) */
-		E(I_CALL(BPF_FUNC_get_smp_processor_id));
-		E(I_STX(BPF_W, R_CTX, BPF_REG_0,
-			offsetof(struct __sk_buff, cb[4])));
-	}
-	for (i = 0; i < 8; i++)	/* nft's registers start out zero here */
-		E(I_ST(BPF_DW, BPF_REG_10, STK_REGS + i * 8, 0));
-	E(I_MOV64_IMM(R_NFPROTO, 0));
-	E(I_MOV64_IMM(R_THOFF, -1));
-	E(I_MOV64_IMM(R_L4PROTO, -1));
-	E(I_LDX(BPF_W, BPF_REG_2, R_CTX, offsetof(struct __sk_buff, protocol)));
-	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, __builtin_bswap16(ETH_P_IP), ipv4);
-	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, __builtin_bswap16(ETH_P_IPV6),
-			ipv6);
-	cgfw_em_goto(g->em, body);
-
-	cgfw_em_bind(g->em, ipv4);
+	cgfw_em_bind(g->em, l->ipv4);
 	E(I_MOV64_IMM(R_NFPROTO, NFPROTO_IPV4));
 	cgfw_cg_load_bytes(g, -1, 0, S, 20);
-	cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, body);
+	cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, l->body);
 	E(I_LDX(BPF_B, R_L4PROTO, BPF_REG_10, S + 9));
 	E(I_LDX(BPF_H, BPF_REG_3, BPF_REG_10, S + 6));
 	E(I_BE(BPF_REG_3, 16));
 	E(I_ALU64_IMM(BPF_AND, BPF_REG_3, 0x1fff));	/* IP_OFFSET */
-	cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_3, 0, body);
+	cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_3, 0, l->body);
 	E(I_LDX(BPF_B, R_THOFF, BPF_REG_10, S + 0));
 	E(I_ALU64_IMM(BPF_AND, R_THOFF, 0xf));
 	E(I_ALU64_IMM(BPF_LSH, R_THOFF, 2));
-	cgfw_em_goto(g->em, body);
+	cgfw_em_goto(g->em, l->body);
+}
 
+/*
+ * One step of the walk: the header of type S + 16 at offset S + 24, if
+ * an extension header, is stepped over (a later fragment ends the walk);
+ * any other header is the layer 4 one.
+ */
+static void prologue_exthdr(struct cg *g, const struct prologue *l)
+{
+	int hdr = cgfw_em_label(g->em), frag = cgfw_em_label(g->em);
+	int ah = cgfw_em_label(g->em), next = cgfw_em_label(g->em);
+	int S = STK_SCRATCH;
+
+	E(I_LDX(BPF_DW, BPF_REG_2, BPF_REG_10, S + 16));
+	jmp_if_exthdr(g, BPF_REG_2, hdr);
+	cgfw_em_goto(g->em, l->v6_done);	/* not an extension header */
+
+	/* its first 4 bytes at S; r4 = its length */
+	cgfw_em_bind(g->em, hdr);
+	E(I_LDX(BPF_DW, BPF_REG_2, BPF_REG_10, S + 24));
+	cgfw_cg_load_bytes(g, BPF_REG_2, 0, S, 4);
+	cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, l->v6_unspec);
+	E(I_LDX(BPF_DW, BPF_REG_2, BPF_REG_10, S + 16));
+	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, 51, ah);
+	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, 44, frag);
+	E(I_LDX(BPF_B, BPF_REG_4, BPF_REG_10, S + 1));
+	E(I_ALU64_IMM(BPF_ADD, BPF_REG_4, 1));
+	E(I_ALU64_IMM(BPF_LSH, BPF_REG_4, 3));
+	cgfw_em_goto(g->em, next);
+
+	cgfw_em_bind(g->em, ah);
+	E(I_LDX(BPF_B, BPF_REG_4, BPF_REG_10, S + 1));
+	E(I_ALU64_IMM(BPF_ADD, BPF_REG_4, 2));
+	E(I_ALU64_IMM(BPF_LSH, BPF_REG_4, 2));
+	cgfw_em_goto(g->em, next);
+
+	cgfw_em_bind(g->em, frag);
+	E(I_LDX(BPF_H, BPF_REG_3, BPF_REG_10, S + 2));
+	E(I_BE(BPF_REG_3, 16));
+	E(I_ALU64_IMM(BPF_AND, BPF_REG_3, 0xfff8));
+	E(I_MOV64_IMM(BPF_REG_4, 8));
+	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_3, 0, next);
 	/*
-	 * ipv6_find_hdr(skb, &thoff, -1, &fragoff, &flags): r2 next header,
-	 * r3 its offset. Hop-by-hop, routing and destination options are
-	 * (len + 1) * 8 bytes, AH (len + 2) * 4, a fragment header 8.
+	 * A later fragment: the protocol after it, if that is not
+	 * an extension header, and no transport header.
 	 */
-	cgfw_em_bind(g->em, ipv6);
+	E(I_LDX(BPF_B, BPF_REG_2, BPF_REG_10, S));
+	jmp_if_exthdr(g, BPF_REG_2, l->v6_unspec);
+	E(I_MOV64_REG(R_L4PROTO, BPF_REG_2));
+	cgfw_em_goto(g->em, l->body);
+
+	cgfw_em_bind(g->em, next);
+	E(I_LDX(BPF_B, BPF_REG_2, BPF_REG_10, S));
+	E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_2, S + 16));
+	E(I_LDX(BPF_DW, BPF_REG_3, BPF_REG_10, S + 24));
+	E(I_ALU64_REG(BPF_ADD, BPF_REG_3, BPF_REG_4));
+	E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_3, S + 24));
+}
+
+/*
+ * ipv6_find_hdr(skb, &thoff, -1, &fragoff, &flags): r2 next header,
+ * r3 its offset. Hop-by-hop, routing and destination options are
+ * (len + 1) * 8 bytes, AH (len + 2) * 4, a fragment header 8. Its end,
+ * where the headers cannot be walked, falls through to @l->body.
+ */
+static void prologue_ipv6(struct cg *g, const struct prologue *l)
+{
+	int S = STK_SCRATCH, i;
+
+	cgfw_em_bind(g->em, l->ipv6);
 	E(I_MOV64_IMM(R_NFPROTO, NFPROTO_IPV6));
 	cgfw_cg_load_bytes(g, -1, 6, S, 1);
-	cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, body);
+	cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, l->body);
 	E(I_LDX(BPF_B, BPF_REG_2, BPF_REG_10, S));
 	E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_2, S + 16));	/* nexthdr */
 	E(I_ST(BPF_DW, BPF_REG_10, S + 24, 40));		/* offset */
-	for (i = 0; i < IPV6_MAX_EXTHDRS; i++) {
-		int hdr = cgfw_em_label(g->em), frag = cgfw_em_label(g->em);
-		int ah = cgfw_em_label(g->em), next = cgfw_em_label(g->em);
-
-		E(I_LDX(BPF_DW, BPF_REG_2, BPF_REG_10, S + 16));
-		jmp_if_exthdr(g, BPF_REG_2, hdr);
-		cgfw_em_goto(g->em, v6_done);	/* not an extension header */
-
-		/* its first 4 bytes at S; r4 = its length */
-		cgfw_em_bind(g->em, hdr);
-		E(I_LDX(BPF_DW, BPF_REG_2, BPF_REG_10, S + 24));
-		cgfw_cg_load_bytes(g, BPF_REG_2, 0, S, 4);
-		cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, v6_unspec);
-		E(I_LDX(BPF_DW, BPF_REG_2, BPF_REG_10, S + 16));
-		cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, 51, ah);
-		cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, 44, frag);
-		E(I_LDX(BPF_B, BPF_REG_4, BPF_REG_10, S + 1));
-		E(I_ALU64_IMM(BPF_ADD, BPF_REG_4, 1));
-		E(I_ALU64_IMM(BPF_LSH, BPF_REG_4, 3));
-		cgfw_em_goto(g->em, next);
-
-		cgfw_em_bind(g->em, ah);
-		E(I_LDX(BPF_B, BPF_REG_4, BPF_REG_10, S + 1));
-		E(I_ALU64_IMM(BPF_ADD, BPF_REG_4, 2));
-		E(I_ALU64_IMM(BPF_LSH, BPF_REG_4, 2));
-		cgfw_em_goto(g->em, next);
-
-		cgfw_em_bind(g->em, frag);
-		E(I_LDX(BPF_H, BPF_REG_3, BPF_REG_10, S + 2));
-		E(I_BE(BPF_REG_3, 16));
-		E(I_ALU64_IMM(BPF_AND, BPF_REG_3, 0xfff8));
-		E(I_MOV64_IMM(BPF_REG_4, 8));
-		cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_3, 0, next);
-		/*
-		 * A later fragment: the protocol after it, if that is not
-		 * an extension header, and no transport header.
-		 */
-		E(I_LDX(BPF_B, BPF_REG_2, BPF_REG_10, S));
-		jmp_if_exthdr(g, BPF_REG_2, v6_unspec);
-		E(I_MOV64_REG(R_L4PROTO, BPF_REG_2));
-		cgfw_em_goto(g->em, body);
-
-		cgfw_em_bind(g->em, next);
-		E(I_LDX(BPF_B, BPF_REG_2, BPF_REG_10, S));
-		E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_2, S + 16));
-		E(I_LDX(BPF_DW, BPF_REG_3, BPF_REG_10, S + 24));
-		E(I_ALU64_REG(BPF_ADD, BPF_REG_3, BPF_REG_4));
-		E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_3, S + 24));
-	}
+	for (i = 0; i < IPV6_MAX_EXTHDRS; i++)
+		prologue_exthdr(g, l);
 	/* more extension headers than walked: treated as unknown */
-	cgfw_em_goto(g->em, v6_unspec);
+	cgfw_em_goto(g->em, l->v6_unspec);
 
-	cgfw_em_bind(g->em, v6_done);
+	cgfw_em_bind(g->em, l->v6_done);
 	E(I_LDX(BPF_DW, R_L4PROTO, BPF_REG_10, S + 16));
 	E(I_LDX(BPF_DW, R_THOFF, BPF_REG_10, S + 24));
-	cgfw_em_goto(g->em, body);
-	cgfw_em_bind(g->em, v6_unspec);
+	cgfw_em_goto(g->em, l->body);
+	cgfw_em_bind(g->em, l->v6_unspec);
 	E(I_MOV64_IMM(R_L4PROTO, -1));
 	E(I_MOV64_IMM(R_THOFF, -1));
-	cgfw_em_bind(g->em, body);
+}
 
-	/*
-	 * Every path above ends here with its own known values, and the
-	 * verifier would check each of them through every rule. Passed
-	 * through skb->cb (saved and restored around the program by the
-	 * kernel), the values become unknown to it, and with the scratch
-	 * space zeroed all paths continue as one state.
-	 */
+/*
+ * Every path of the prologue ends here with its own known values, and
+ * the verifier would check each of them through every rule. Passed
+ * through skb->cb (saved and restored around the program by the
+ * kernel), the values become unknown to it, and with the scratch
+ * space zeroed all paths continue as one state.
+ */
+static void prologue_one_state(struct cg *g)
+{
+	int S = STK_SCRATCH, i;
+
 	E(I_STX(BPF_W, R_CTX, R_NFPROTO, offsetof(struct __sk_buff, cb[0])));
 	E(I_STX(BPF_W, R_CTX, R_THOFF, offsetof(struct __sk_buff, cb[1])));
 	E(I_STX(BPF_W, R_CTX, R_L4PROTO, offsetof(struct __sk_buff, cb[2])));
@@ -541,6 +544,46 @@ static void gen_prologue(struct cg *g)
 	E(I_ALU64_IMM(BPF_ARSH, R_THOFF, 32));
 	E(I_ALU64_IMM(BPF_LSH, R_L4PROTO, 32));
 	E(I_ALU64_IMM(BPF_ARSH, R_L4PROTO, 32));
+}
+
+/*
+ * nft_set_pktinfo_ipv4/ipv6: the layer 4 protocol and where its header
+ * is. An IPv4 later fragment has a protocol but no transport header; an
+ * IPv6 packet whose headers cannot be walked has neither.
+ */
+static void gen_prologue(struct cg *g)
+{
+	struct prologue l;
+	int i;
+
+	l.ipv4 = cgfw_em_label(g->em);
+	l.ipv6 = cgfw_em_label(g->em);
+	l.body = cgfw_em_label(g->em);
+	l.v6_unspec = cgfw_em_label(g->em);
+	l.v6_done = cgfw_em_label(g->em);
+	cgfw_em_note(g->em, "prologue: packet family, layer 4 protocol, transport header");
+	E(I_MOV64_REG(R_CTX, BPF_REG_1));
+	if (g->count_calls) {	/* the CPU whose counters count (gen_count()) */
+		E(I_CALL(BPF_FUNC_get_smp_processor_id));
+		E(I_STX(BPF_W, R_CTX, BPF_REG_0,
+			offsetof(struct __sk_buff, cb[4])));
+	}
+	for (i = 0; i < 8; i++)	/* nft's registers start out zero here */
+		E(I_ST(BPF_DW, BPF_REG_10, STK_REGS + i * 8, 0));
+	E(I_MOV64_IMM(R_NFPROTO, 0));
+	E(I_MOV64_IMM(R_THOFF, -1));
+	E(I_MOV64_IMM(R_L4PROTO, -1));
+	E(I_LDX(BPF_W, BPF_REG_2, R_CTX, offsetof(struct __sk_buff, protocol)));
+	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, __builtin_bswap16(ETH_P_IP),
+			l.ipv4);
+	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, __builtin_bswap16(ETH_P_IPV6),
+			l.ipv6);
+	cgfw_em_goto(g->em, l.body);
+
+	prologue_ipv4(g, &l);
+	prologue_ipv6(g, &l);
+	cgfw_em_bind(g->em, l.body);
+	prologue_one_state(g);
 }
 
 /* ---- expressions ---- */
@@ -1473,70 +1516,55 @@ static int cmp_run_key(const void *a, const void *b, void *len)
 	return d ? d : (x->index > y->index) - (x->index < y->index);
 }
 
-/* value of a run's map: { verdict, chain, rule } */
-static void gen_run(struct cg *g, const struct ir_rule **rules, size_t n,
-		    int ret, int accept)
+/*
+ * The map of a run: each constant, from the first rule with it, to
+ * { verdict, chain, rule } (chain: a goto's target, as its place in the
+ * table; rule: its index in the run). Its index in *@idx, the constant's
+ * length in *@len; 0 or -ENOMEM.
+ */
+static int run_map(struct cg *g, const struct ir_rule **rules, size_t n,
+		   const struct shape *s, struct shape *t, size_t *idx,
+		   uint32_t *len)
 {
-	struct shape *s = calloc(1, sizeof(*s)), *t = calloc(1, sizeof(*t));
-	int next = cgfw_em_label(g->em), key, base = 0;
 	struct run_key *order = NULL;
 	struct bpf_map_spec *m;
 	int32_t value[3];
-	size_t i, j, idx;
-	uint32_t len;
-
-	if (!s || !t) {
-		g->err = -ENOMEM;
-		goto out;
-	}
-	shape_of(rules[0], s);
-	g->rule = rules[0];
-	cgfw_em_note(g->em, "chain %s, rules at %s:%u-%u: %zu rules, one lookup",
-		     g->chain->name, g->rs->src.name, rules[0]->loc.line,
-		     rules[n - 1]->loc.line, n);
-	for (i = 0; i < (size_t)s->key; i++)
-		gen_expr(g, s->e[i], next, ret, accept);
+	size_t i;
 
 	m = realloc(g->bt->maps, (g->bt->n_maps + 1) * sizeof(*m));
-	if (!m) {
-		g->err = -ENOMEM;
-		goto out;
-	}
+	if (!m)
+		goto nomem;
 	g->bt->maps = m;
-	idx = g->bt->n_maps++;
-	m = &m[idx];
+	*idx = g->bt->n_maps++;
+	m = &m[*idx];
 	memset(m, 0, sizeof(*m));
 	m->fd = -1;
 	m->type = BPF_MAP_TYPE_HASH;
 	snprintf(m->name, sizeof(m->name), "cgfw_run");
-	nftnl_expr_get(s->e[s->key], NFTNL_EXPR_CMP_DATA, &len);
-	m->key_size = len;
+	nftnl_expr_get(s->e[s->key], NFTNL_EXPR_CMP_DATA, len);
+	m->key_size = *len;
 	m->value_size = sizeof(value);
 	m->max_entries = n;
-	m->keys = calloc(n, len);
+	m->keys = calloc(n, *len);
 	m->values = calloc(n, sizeof(value));
-	if (!m->keys || !m->values) {
-		g->err = -ENOMEM;
-		goto out;
-	}
+	if (!m->keys || !m->values)
+		goto nomem;
 	/* the first rule with a constant wins: sort, keep the lowest index */
 	order = calloc(n, sizeof(*order));
-	if (!order) {
-		g->err = -ENOMEM;
-		goto out;
-	}
+	if (!order)
+		goto nomem;
 	for (i = 0; i < n; i++) {
 		shape_of(rules[i], t);
 		order[i].key = nftnl_expr_get(t->e[t->key], NFTNL_EXPR_CMP_DATA,
-					      &len);
+					      len);
 		order[i].index = i;
 		order[i].imm = t->e[t->n - 1];
 	}
-	qsort_r(order, n, sizeof(*order), cmp_run_key, &len);
+	qsort_r(order, n, sizeof(*order), cmp_run_key, len);
 	for (i = 0; i < n; i++) {
 		struct nftnl_expr *v = order[i].imm;
 
-		if (i && !memcmp(order[i].key, order[i - 1].key, len))
+		if (i && !memcmp(order[i].key, order[i - 1].key, *len))
 			continue;
 		value[0] = nftnl_expr_get_u32(v, NFTNL_EXPR_IMM_VERDICT);
 		value[1] = 0;
@@ -1551,16 +1579,34 @@ static void gen_run(struct cg *g, const struct ir_rule **rules, size_t n,
 			}
 		}
 		value[2] = order[i].index;
-		memcpy((uint8_t *)m->keys + m->n_elems * len, order[i].key, len);
+		memcpy((uint8_t *)m->keys + m->n_elems * *len, order[i].key,
+		       *len);
 		memcpy((uint8_t *)m->values + m->n_elems * sizeof(value), value,
 		       sizeof(value));
 		m->n_elems++;
 	}
+	free(order);
+	return 0;
+nomem:
+	free(order);
+	g->err = -ENOMEM;
+	return -ENOMEM;
+}
+
+/*
+ * The key register looked up in map @idx: a miss goes to @next, a hit's
+ * { verdict, chain, rule } is copied to STK_SCRATCH + 32. False if the
+ * register is refused.
+ */
+static bool run_lookup(struct cg *g, const struct shape *s, size_t idx,
+		       uint32_t len, int next)
+{
+	int key;
 
 	key = reg_off(g, nftnl_expr_get_u32(s->e[s->key], NFTNL_EXPR_CMP_SREG),
 		      len);
 	if (!key)
-		goto out;
+		return false;
 	cgfw_cg_map_lookup(g, idx, key);
 	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, next);
 	E(I_LDX(BPF_W, BPF_REG_1, BPF_REG_0, 0));
@@ -1569,36 +1615,70 @@ static void gen_run(struct cg *g, const struct ir_rule **rules, size_t n,
 	E(I_STX(BPF_W, BPF_REG_10, BPF_REG_1, STK_SCRATCH + 36));
 	E(I_LDX(BPF_W, BPF_REG_1, BPF_REG_0, 8));
 	E(I_STX(BPF_W, BPF_REG_10, BPF_REG_1, STK_SCRATCH + 40));
-	if (s->counter) {
-		/* rule i counts in slot base + i */
-		int skip = cgfw_em_label(g->em);
+	return true;
+}
 
-		for (i = 0; i < n; i++) {
-			g->rule = rules[i];
-			j = cgfw_cg_add_slot(g, rules[i]);
-			if (!i)
-				base = j;
-		}
-		E(I_LDX(BPF_W, BPF_REG_1, BPF_REG_10, STK_SCRATCH + 40));
-		E(I_ALU64_IMM(BPF_ADD, BPF_REG_1, base));
-		E(I_STX(BPF_W, BPF_REG_10, BPF_REG_1, STK_SCRATCH));
-		cgfw_cg_map_lookup(g, g->p->counters_map, STK_SCRATCH);
-		cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, skip);
-		E(I_LDX(BPF_DW, BPF_REG_1, BPF_REG_0, 0));
-		E(I_ALU64_IMM(BPF_ADD, BPF_REG_1, 1));
-		E(I_STX(BPF_DW, BPF_REG_0, BPF_REG_1, 0));
-		E(I_LDX(BPF_DW, BPF_REG_1, BPF_REG_0, 8));
-		E(I_LDX(BPF_W, BPF_REG_2, R_CTX, offsetof(struct __sk_buff, len)));
-		E(I_ALU64_REG(BPF_ADD, BPF_REG_1, BPF_REG_2));
-		E(I_STX(BPF_DW, BPF_REG_0, BPF_REG_1, 8));
-		cgfw_em_bind(g->em, skip);
+/* The counter of the rule found: rule i of the run counts in slot base + i. */
+static void run_count(struct cg *g, const struct ir_rule **rules, size_t n)
+{
+	int skip = cgfw_em_label(g->em), base = 0, j;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		g->rule = rules[i];
+		j = cgfw_cg_add_slot(g, rules[i]);
+		if (!i)
+			base = j;
 	}
+	E(I_LDX(BPF_W, BPF_REG_1, BPF_REG_10, STK_SCRATCH + 40));
+	E(I_ALU64_IMM(BPF_ADD, BPF_REG_1, base));
+	E(I_STX(BPF_W, BPF_REG_10, BPF_REG_1, STK_SCRATCH));
+	cgfw_cg_map_lookup(g, g->p->counters_map, STK_SCRATCH);
+	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, skip);
+	E(I_LDX(BPF_DW, BPF_REG_1, BPF_REG_0, 0));
+	E(I_ALU64_IMM(BPF_ADD, BPF_REG_1, 1));
+	E(I_STX(BPF_DW, BPF_REG_0, BPF_REG_1, 0));
+	E(I_LDX(BPF_DW, BPF_REG_1, BPF_REG_0, 8));
+	E(I_LDX(BPF_W, BPF_REG_2, R_CTX, offsetof(struct __sk_buff, len)));
+	E(I_ALU64_REG(BPF_ADD, BPF_REG_1, BPF_REG_2));
+	E(I_STX(BPF_DW, BPF_REG_0, BPF_REG_1, 8));
+	cgfw_em_bind(g->em, skip);
+}
+
+/*
+ * The @n rules at @rules, a run: the expressions before the key once,
+ * the lookup, the counter, the verdict found (gen_dispatch()).
+ */
+static void gen_run(struct cg *g, const struct ir_rule **rules, size_t n,
+		    int ret, int accept)
+{
+	struct shape *s = calloc(1, sizeof(*s)), *t = calloc(1, sizeof(*t));
+	int next = cgfw_em_label(g->em);
+	struct bpf_map_spec *m;
+	size_t i, idx;
+	uint32_t len;
+
+	if (!s || !t) {
+		g->err = -ENOMEM;
+		goto out;
+	}
+	shape_of(rules[0], s);
+	g->rule = rules[0];
+	cgfw_em_note(g->em, "chain %s, rules at %s:%u-%u: %zu rules, one lookup",
+		     g->chain->name, g->rs->src.name, rules[0]->loc.line,
+		     rules[n - 1]->loc.line, n);
+	for (i = 0; i < (size_t)s->key; i++)
+		gen_expr(g, s->e[i], next, ret, accept);
+	if (run_map(g, rules, n, s, t, &idx, &len) ||
+	    !run_lookup(g, s, idx, len, next))
+		goto out;
+	if (s->counter)
+		run_count(g, rules, n);
 	g->rule = rules[0];
 	m = &g->bt->maps[idx];
 	gen_dispatch(g, m->values, 3, m->n_elems, next, ret, accept);
 	cgfw_em_bind(g->em, next);
 out:
-	free(order);
 	free(s);
 	free(t);
 }
