@@ -108,9 +108,9 @@ expect "a priority past 32 bits" 1 \
 	"prio\\.nft:3:[0-9]+-[0-9]+: Error: priority 99999999999 is out of range: a chain's priority is a 32-bit number" -- \
 	"$CGFW" apply "$work/prio.nft"
 bad named 'table cgroup t {\n\tcounter hits {\n\t}\n\tchain c {\n\t\ttype filter hook egress cgroup "'"$cg"'" priority 0;\n\t\tcounter name "hits" accept\n\t}\n}\n'
-expect "a named stateful object, at its place" 1 \
-	"named\\.nft:2:2-8: Error: named stateful objects .* are not supported" -- \
-	"$CGFW" apply "$work/named.nft"
+expect "a named stateful object with bpf, at its place" 1 \
+	"named\\.nft:2:2-8: Error: the bpf backend cannot do this: named stateful objects .*; use the nft backend" -- \
+	"$CGFW" apply -b bpf "$work/named.nft"
 expect "an unprivileged delete says what it needs" 1 \
 	"needs CAP_NET_ADMIN .*; run cgfw as root" -- \
 	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
