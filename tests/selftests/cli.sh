@@ -109,6 +109,19 @@ else
 			 [ \$('$CGFW' list jumps | grep -c 'jump c') -eq 320 ] &&
 			 '$CGFW' delete jumps || { tail -c 2000 '$work/jumps.err'; false; }"
 fi
+printf 'table cgroup s {\n\tchain out {\n\t\ttype filter hook egress cgroup "%s" priority 0; policy accept;\n\t\ttcp flags & (syn | ack) == syn | ack tcp sport 9300 drop\n\t}\n}\n' "$cg" > "$work/synack.nft"
+check "check and apply with the emulated target say that it does not see a listener's SYN-ACK, at the rule" \
+	bash -c "'$CGFW' check -b nft-emulated '$work/synack.nft' 2>&1 | grep -q 'synack.nft:4: the emulated target (inet, socket cgroupv2) does not see the SYN-ACK' &&
+		 '$CGFW' apply -b nft-emulated '$work/synack.nft' 2>&1 | grep -q 'synack.nft:4: the emulated target' &&
+		 '$CGFW' delete s"
+check "the bpf backend, which sees it, says nothing" \
+	bash -c "[ -z \"\$('$CGFW' check -b bpf '$work/synack.nft' 2>&1)\" ]"
+check "check -b bpf refuses what the bpf backend cannot do, and says the auto choice" \
+	bash -c "printf 'table cgroup t {\n\tchain out {\n\t\ttype filter hook egress cgroup \"%s\" priority 0;\n\t\tct state established accept\n\t}\n}\n' '$cg' > '$work/ct.nft' &&
+		 ! '$CGFW' check -b bpf '$work/ct.nft' 2>/dev/null &&
+		 out=\$('$CGFW' check '$work/ct.nft' 2>&1) &&
+		 { '$CGFW' status | grep -q '^nft cgroup family (native): *yes\$' && [ -z \"\$out\" ] ||
+		   grep -q 'backend auto: nft-emulated, because the bpf backend cannot compile' <<< \"\$out\"; }"
 check "compile -b bpf prints annotated programs" \
 	bash -c "cd '$work' && '$CGFW' compile -b bpf web.nft | grep -q '^; chain egress, rule at web.nft:[0-9]*\$' &&
 		 '$CGFW' compile -b bpf web.nft | grep -q 'egress program for cgroup'"

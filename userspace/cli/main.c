@@ -165,17 +165,14 @@ static int do_apply(struct cli *cli, int argc, char **argv)
 static int do_check(struct cli *cli, int argc, char **argv)
 {
 	struct cgfw_ruleset *rs = NULL;
-	char *text = NULL;
 	struct opts o;
 	int i, ret;
 
 	ret = parse_opts(cli, argc, argv, "+b:", &o, &i);
 	ret = ret ? : compile_arg(cli, argc, argv, i, &rs);
-	if (!ret && (o.backend == CGFW_BACKEND_BPF ||
-		     o.backend == CGFW_BACKEND_BOTH) &&
-	    cgfw_ruleset__bpf_asm(cli->ctx, rs, &text))
+	CGFW_OPTS(cgfw_apply_opts, ao, .backend = o.backend);
+	if (!ret && cgfw_ruleset__check(cli->ctx, rs, &ao))
 		ret = lib_error(cli);
-	free(text);
 	cgfw_ruleset__free(rs);
 	return ret;
 }
@@ -389,7 +386,7 @@ static int do_help(struct cli *cli, int argc, char **argv);
 static const struct cmd cmds[] = {
 	{ "apply", do_apply, "[-b " BACKEND_SPEC "] FILE|-",
 	  "apply a ruleset; a table cgfw installed before is replaced atomically" },
-	{ "check", do_check, "[-b " BACKEND_SPEC "] FILE|-", "parse and compile (with -b bpf or both, into programs too), apply nothing" },
+	{ "check", do_check, "[-b " BACKEND_SPEC "] FILE|-", "parse and compile as apply would (with bpf, into programs too), apply nothing" },
 	{ "compile", do_compile, "[-b nft|bpf] [-o FILE.o | --pin DIR] FILE|-",
 	  "print the nf_tables bytecode (nft) or the BPF programs (bpf) of every rule, with its source line" },
 	{ "update", do_update, "FILE|-",

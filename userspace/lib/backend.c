@@ -63,7 +63,9 @@ static const struct backend_ops *nft_target(struct cgfw_ctx *ctx)
  * target. "auto" takes the native family first (the kernel runs exactly
  * the user's chains, where cgroup BPF runs), then bpf where the kernel
  * loads CGROUP_SKB programs and the compiler can do every rule, else the
- * emulated target.
+ * emulated target. Each backend chosen has checked the ruleset (which
+ * says what a target does otherwise than the others), but the bpf backend
+ * asked for alone: its stage compiles it anyway.
  */
 static int select_backends(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 			   enum cgfw_backend b, const struct backend_ops **out,
@@ -99,17 +101,19 @@ static int select_backends(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 		}
 		cgfw_ctx_reset(ctx);
 		out[(*n)++] = nft;
-		return 0;
+		return nft->check(ctx, rs);
 	case CGFW_BACKEND_NFT:
 		nft = nft_target(ctx);
 		out[(*n)++] = nft;
-		return nft->probe(ctx);
+		return nft->probe(ctx) ? : nft->check(ctx, rs);
 	case CGFW_BACKEND_NFT_NATIVE:
-		out[(*n)++] = &cgfw_backend_nft_native;
-		return cgfw_backend_nft_native.probe(ctx);
+		nft = &cgfw_backend_nft_native;
+		out[(*n)++] = nft;
+		return nft->probe(ctx) ? : nft->check(ctx, rs);
 	case CGFW_BACKEND_NFT_EMULATED:
-		out[(*n)++] = &cgfw_backend_nft_emulated;
-		return cgfw_backend_nft_emulated.probe(ctx);
+		nft = &cgfw_backend_nft_emulated;
+		out[(*n)++] = nft;
+		return nft->probe(ctx) ? : nft->check(ctx, rs);
 	case CGFW_BACKEND_BPF:
 		out[(*n)++] = bpf;
 		return bpf->probe(ctx);
@@ -119,7 +123,7 @@ static int select_backends(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 		out[(*n)++] = nft;
 		out[(*n)++] = bpf;
 		return nft->probe(ctx) ? : bpf->probe(ctx) ? :
-		       bpf->check(ctx, rs);
+		       bpf->check(ctx, rs) ? : nft->check(ctx, rs);
 	}
 	cgfw_err(ctx, "unknown backend %d", b);
 	return -EINVAL;
@@ -467,6 +471,27 @@ CGFW_API int cgfw_ruleset__apply(struct cgfw_ctx *ctx,
 	}
 	ret = apply(ctx, rs, be, n);
 	cgfw_unlock(&l);
+	return libcgfw_err(ret);
+}
+
+CGFW_API int cgfw_ruleset__check(struct cgfw_ctx *ctx,
+				 const struct cgfw_ruleset *rs,
+				 const struct cgfw_apply_opts *opts)
+{
+	const struct backend_ops *be[ARRAY_SIZE(all_backends)];
+	enum cgfw_backend b;
+	size_t n;
+	int ret;
+
+	if (!ctx || !rs)
+		return libcgfw_err(-EINVAL);
+	cgfw_ctx_reset(ctx);
+	if (!CGFW_OPTS_VALID(ctx, opts, cgfw_apply_opts))
+		return libcgfw_err(-EINVAL);
+	b = CGFW_OPTS_GET(opts, backend, CGFW_BACKEND_AUTO);
+	ret = select_backends(ctx, rs, b, be, &n);
+	if (!ret && b == CGFW_BACKEND_BPF)
+		ret = be[0]->check(ctx, rs);
 	return libcgfw_err(ret);
 }
 

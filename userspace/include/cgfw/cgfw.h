@@ -277,6 +277,21 @@ struct cgfw_apply_opts {
 #define cgfw_apply_opts__last_field backend
 
 /**
+ * cgfw_ruleset__check() - what an apply would do, without doing it
+ *
+ * Chooses the backends as cgfw_ruleset__apply() does, saying why through
+ * the print callback, and has each check every table: the bpf backend
+ * compiles its programs (it does not load them), the emulated nft target
+ * says what it sees otherwise than the others. Nothing is installed, and
+ * the cgroups need not exist yet.
+ *
+ * Return: 0, or -errno (-EOPNOTSUPP: a backend cannot do it).
+ */
+CGFW_API int cgfw_ruleset__check(struct cgfw_ctx *ctx,
+				 const struct cgfw_ruleset *rs,
+				 const struct cgfw_apply_opts *opts);
+
+/**
  * cgfw_ruleset__apply() - install a compiled ruleset, atomically
  *
  * Every table of the ruleset replaces the table of the same name that cgfw

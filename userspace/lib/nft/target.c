@@ -218,7 +218,62 @@ static int any_check(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs)
 	return 0;
 }
 
-#define DEFINE_TARGET_OPS(fn, tg, fam, str)					\
+/* Does rule @r load the TCP flags (payload @th + 13, one byte)? */
+static bool loads_tcp_flags(const struct ir_rule *r)
+{
+	struct nftnl_expr_iter *it = nftnl_expr_iter_create(r->nl);
+	struct nftnl_expr *e;
+	bool found = false;
+
+	while (it && !found && (e = nftnl_expr_iter_next(it)))
+		found = !strcmp(nftnl_expr_get_str(e, NFTNL_EXPR_NAME),
+				"payload") &&
+			nftnl_expr_get_u32(e, NFTNL_EXPR_PAYLOAD_BASE) ==
+			NFT_PAYLOAD_TRANSPORT_HEADER &&
+			nftnl_expr_get_u32(e, NFTNL_EXPR_PAYLOAD_OFFSET) == 13 &&
+			nftnl_expr_get_u32(e, NFTNL_EXPR_PAYLOAD_LEN) == 1;
+	if (it)
+		nftnl_expr_iter_destroy(it);
+	return found;
+}
+
+/*
+ * nf_tables takes everything in the shadow already; what the emulated
+ * target does not do as the other backends do is said. A listening
+ * socket's SYN-ACK is sent from a request socket, which socket cgroupv2
+ * does not tie to the listener's cgroup: at egress it passes the chains
+ * of that cgroup, where the native family and the bpf backend run them
+ * (the CGROUP_SKB hook runs for the listener). A rule on TCP flags at
+ * egress is where that is meant: said once a table, at the first one.
+ */
+static int emulated_check(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs)
+{
+	const struct ir_table *t;
+	const struct ir_chain *c;
+	const struct ir_rule *r;
+	bool egress;
+
+	list_for_each_entry(t, &rs->tables, list) {
+		egress = false;
+		list_for_each_entry(c, &t->chains, list)
+			egress |= c->base && c->dir == CGFW_EGRESS;
+		if (!egress)
+			continue;
+		list_for_each_entry(c, &t->chains, list) {
+			list_for_each_entry(r, &c->rules, list)
+				if (loads_tcp_flags(r))
+					goto found;
+		}
+		continue;
+found:
+		cgfw_log(ctx, CGFW_LOG_WARN,
+			 "%s:%u: the emulated target (inet, socket cgroupv2) does not see the SYN-ACK that a listening socket of the cgroup sends (it leaves from a request socket, which socket cgroupv2 does not tie to the cgroup): a rule on TCP flags at egress matches it with the native family and the bpf backend, not here",
+			 rs->src.name, r->loc.line);
+	}
+	return 0;
+}
+
+#define DEFINE_TARGET_OPS(fn, tg, fam, str, chk)				\
 static int fn##_stage(struct cgfw_ctx *ctx,				\
 		      const struct cgfw_ruleset *rs,			\
 		      const struct cgfw_apply_info *ai, void **priv)	\
@@ -256,7 +311,7 @@ const struct backend_ops cgfw_backend_##fn = {				\
 	.name = str,							\
 	.nft_family = fam,						\
 	.probe = fn##_probe,						\
-	.check = any_check,						\
+	.check = chk,							\
 	.stage = fn##_stage,						\
 	.commit = nft_commit,						\
 	.abort = nft_abort,						\
@@ -269,6 +324,7 @@ const struct backend_ops cgfw_backend_##fn = {				\
 }
 
 DEFINE_TARGET_OPS(nft_emulated, cgfw_nft_emulated, NFPROTO_INET,
-		  "nft-emulated");
-DEFINE_TARGET_OPS(nft_native, cgfw_nft_native, NFPROTO_CGROUP, "nft-native");
+		  "nft-emulated", emulated_check);
+DEFINE_TARGET_OPS(nft_native, cgfw_nft_native, NFPROTO_CGROUP, "nft-native",
+		  any_check);
 
