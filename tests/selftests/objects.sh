@@ -56,6 +56,14 @@ for b in $backends; do
 		json "assert o['counter']['name'] == 'c1' and o['counter']['packets'] == 3
 assert o['quota']['bytes'] == 100 and o['quota']['inv'] and o['quota']['used'] >= 90
 assert o['limit']['rate'] == 1 and o['limit']['per'] == 'minute' and o['limit']['burst'] == 2"
+	check "$b: list -a shows a handle on every object, chain and rule" \
+		bash -c "[ \$('$CGFW' list -a objs | grep -c '# handle [1-9]') -eq 8 ] &&
+			 [ \$('$CGFW' list objs | grep -c '# handle') -eq 0 ]"
+	if [ "$b" = nft-emulated ]; then
+		check "$b: ... the kernel's own (nft -a)" \
+			bash -c "h=\$('$CGFW' list -a objs | sed -n 's/.*quota name \"q1\" drop # handle \\([0-9]*\\)\$/\\1/p') &&
+				 nft -a list chain inet cgfw_objs out | grep -q \"quota name \\\"q1\\\" drop # handle \$h\\\$\""
+	fi
 	check "$b: applied again, they start again (the quota passes again)" \
 		bash -c "'$CGFW' apply -b '$b' '$work/obj.nft' && '$CGFW' list objs | grep -A1 'counter c1 {' | grep -q 'packets 0 bytes 0'"
 	q=$(sends 9 1)

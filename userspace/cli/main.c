@@ -57,6 +57,7 @@ struct opts {
 	enum cgfw_backend backend;
 	bool backend_given;
 	bool json;
+	bool handles;
 	const char *output;
 	const char *pin;
 	const char *dir;
@@ -73,6 +74,7 @@ static int parse_opts(struct cli *cli, int argc, char **argv,
 	static const struct option longopts[] = {
 		{ "backend", required_argument, NULL, 'b' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "handle", no_argument, NULL, 'a' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "pin", required_argument, NULL, 'P' },
 		{ "dir", required_argument, NULL, 'd' },
@@ -100,6 +102,9 @@ static int parse_opts(struct cli *cli, int argc, char **argv,
 			break;
 		case 'j':
 			o->json = true;
+			break;
+		case 'a':
+			o->handles = true;
 			break;
 		case 'o':
 			o->output = optarg;
@@ -265,13 +270,13 @@ static int do_list(struct cli *cli, int argc, char **argv)
 	struct opts o;
 	int i, ret;
 
-	ret = parse_opts(cli, argc, argv, "+j", &o, &i);
+	ret = parse_opts(cli, argc, argv, "+ja", &o, &i);
 	if (ret)
 		return ret;
 	if (argc - i > 1)
 		return usage_error(cli, current, "%s", "at most one TABLE");
 	CGFW_OPTS(cgfw_list_opts, lo, .table = argc - i ? argv[i] : NULL);
-	CGFW_OPTS(cgfw_format_opts, fo, .json = o.json);
+	CGFW_OPTS(cgfw_format_opts, fo, .json = o.json, .handles = o.handles);
 	if (cgfw_listing__new(cli->ctx, &lo, &l))
 		return lib_error(cli);
 	if (cgfw_listing__format(l, &fo, &text))
@@ -391,7 +396,7 @@ static const struct cmd cmds[] = {
 	  "print the nf_tables bytecode (nft) or the BPF programs (bpf) of every rule, with its source line" },
 	{ "update", do_update, "FILE|-",
 	  "add and delete elements of named sets in place: 'add element cgroup TABLE SET { ... }'" },
-	{ "list", do_list, "[-j] [TABLE]",
+	{ "list", do_list, "[-j] [-a] [TABLE]",
 	  "show what cgfw installed, in nft syntax with live counters" },
 	{ "delete", do_delete, "TABLE", "remove one table cgfw installed" },
 	{ "flush", do_flush, "", "remove every table cgfw installed, and nothing else" },

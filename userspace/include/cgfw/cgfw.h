@@ -373,9 +373,10 @@ CGFW_API size_t cgfw_listing__unbound(const struct cgfw_listing *l);
 struct cgfw_format_opts {
 	size_t sz;
 	bool json;	/* JSON (nft -j's schema), not nft syntax */
+	bool handles;	/* nft syntax: "# handle N", as nft -a (JSON has them) */
 	size_t :0;
 };
-#define cgfw_format_opts__last_field json
+#define cgfw_format_opts__last_field handles
 
 /**
  * cgfw_listing__format() - the listing in nft syntax or as JSON

@@ -352,11 +352,21 @@ static const char *per_str(uint64_t seconds)
 	return NULL;
 }
 
-static void text_obj(struct strbuf *sb, const struct model_obj *o)
+/* " # handle N" after an opening brace or a rule, with -a, as nft -a */
+static void text_handle(struct strbuf *sb, bool handles, uint64_t handle)
+{
+	if (handles && handle)
+		cgfw_sb_addf(sb, " # handle %" PRIu64, handle);
+}
+
+static void text_obj(struct strbuf *sb, const struct model_obj *o,
+		     bool handles)
 {
 	const char *per;
 
-	cgfw_sb_addf(sb, "\t%s %s {\n\t\t", obj_type_str(o->type), o->name);
+	cgfw_sb_addf(sb, "\t%s %s {", obj_type_str(o->type), o->name);
+	text_handle(sb, handles, o->handle);
+	cgfw_sb_adds(sb, "\n\t\t");
 	switch (o->type) {
 	case NFT_OBJECT_COUNTER:
 		cgfw_sb_addf(sb, "packets %" PRIu64 " bytes %" PRIu64,
@@ -386,13 +396,15 @@ static void text_obj(struct strbuf *sb, const struct model_obj *o)
 	cgfw_sb_adds(sb, "\n\t}\n");
 }
 
-static void text_set(struct strbuf *sb, const struct model_set *s)
+static void text_set(struct strbuf *sb, const struct model_set *s,
+		     bool handles)
 {
 	bool known = true, any = false;
 	size_t i;
 
-	cgfw_sb_addf(sb, "\t%s %s {\n\t\ttype ", is_map(s) ? "map" : "set",
-		     s->name);
+	cgfw_sb_addf(sb, "\t%s %s {", is_map(s) ? "map" : "set", s->name);
+	text_handle(sb, handles, s->handle);
+	cgfw_sb_adds(sb, "\n\t\ttype ");
 	type_text(sb, s->key_type, &known);
 	if (is_map(s)) {
 		cgfw_sb_adds(sb, " : ");
@@ -450,11 +462,14 @@ static void text_binding(struct strbuf *sb, const struct model_chain *c)
 	}
 }
 
-static void text_chain(struct strbuf *sb, const struct model_chain *c)
+static void text_chain(struct strbuf *sb, const struct model_chain *c,
+		       bool handles)
 {
 	size_t i;
 
-	cgfw_sb_addf(sb, "\tchain %s {\n", c->name);
+	cgfw_sb_addf(sb, "\tchain %s {", c->name);
+	text_handle(sb, handles, c->handle);
+	cgfw_sb_adds(sb, "\n");
 	if (c->base) {
 		cgfw_sb_addf(sb, "\t\ttype filter hook %s cgroup \"%s\" priority %d; policy %s;",
 			     cgfw_dir_str(c->dir), c->cgroup_path, c->priority,
@@ -472,6 +487,7 @@ static void text_chain(struct strbuf *sb, const struct model_chain *c)
 			cgfw_sb_adds(sb, "# a rule whose text cgfw does not know (it was added with insert, replace or a position)");
 		if (r->text_cut)
 			cgfw_sb_adds(sb, " ... # only the start of this rule's text was kept (nf_tables keeps 256 bytes of a rule's userdata)");
+		text_handle(sb, handles, r->handle);
 		cgfw_sb_adds(sb, "\n");
 	}
 	if (c->base && c->policy_counter.present)
@@ -500,7 +516,8 @@ static void text_memory(struct strbuf *sb, const struct model_table *t)
 		cgfw_sb_addf(sb, ", %" PRIu64 " bytes a rule", t->memory / n);
 }
 
-static void text_table(struct strbuf *sb, const struct model_table *t)
+static void text_table(struct strbuf *sb, const struct model_table *t,
+		       bool handles)
 {
 	size_t i;
 	bool first = true;
@@ -508,23 +525,25 @@ static void text_table(struct strbuf *sb, const struct model_table *t)
 	cgfw_sb_addf(sb, "table cgroup %s {\t# backend %s, as %s", t->name,
 		     t->backend, t->kernel_name);
 	text_memory(sb, t);
+	if (handles && t->handle)
+		cgfw_sb_addf(sb, ", handle %" PRIu64, t->handle);
 	cgfw_sb_adds(sb, "\n");
 	if (t->note)
 		cgfw_sb_addf(sb, "\t# %s\n", t->note);
 	for (i = 0; i < t->n_objs; i++, first = false) {
 		if (!first)
 			cgfw_sb_adds(sb, "\n");
-		text_obj(sb, &t->objs[i]);
+		text_obj(sb, &t->objs[i], handles);
 	}
 	for (i = 0; i < t->n_sets; i++, first = false) {
 		if (!first)
 			cgfw_sb_adds(sb, "\n");
-		text_set(sb, &t->sets[i]);
+		text_set(sb, &t->sets[i], handles);
 	}
 	for (i = 0; i < t->n_chains; i++, first = false) {
 		if (!first)
 			cgfw_sb_adds(sb, "\n");
-		text_chain(sb, &t->chains[i]);
+		text_chain(sb, &t->chains[i], handles);
 	}
 	cgfw_sb_adds(sb, "}\n");
 }
@@ -801,7 +820,8 @@ CGFW_API int cgfw_listing__format(const struct cgfw_listing *l,
 		for (i = 0; i < l->n_tables; i++) {
 			if (i)
 				cgfw_sb_adds(&sb, "\n");
-			text_table(&sb, &l->tables[i]);
+			text_table(&sb, &l->tables[i],
+				   CGFW_OPTS_GET(opts, handles, false));
 		}
 	}
 	*text = cgfw_sb_detach(&sb);
