@@ -1808,5 +1808,15 @@ int cgfw_bpf_generate(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 			    bt->table->name, p->em.n);
 		return p->em.err;
 	}
+	/*
+	 * The verifier checks at most 1,000,000 instructions a program, and
+	 * code rule by rule takes it 1.5 to 2.2 a program instruction
+	 * (docs/design.rst): past this size it is likely to give up.
+	 */
+	if (p->em.n > 450000)
+		cgfw_log(ctx, CGFW_LOG_WARN,
+			 "%s: the %s program of table '%s' is %zu instructions; the kernel's verifier checks at most 1,000,000, about 1.5 to 2 for each of these, and may refuse it",
+			 rs->src.name, cgfw_dir_str(p->dir), bt->table->name,
+			 p->em.n);
 	return 0;
 }
