@@ -63,6 +63,7 @@ run_one crafted "crafted packets (bpf)" "$BUILD/tests/testrun"
 run_one cli "cli" tests/selftests/cli.sh
 run_one large "large sets" tests/selftests/large_sets.sh
 run_one objects "named stateful objects" tests/selftests/objects.sh
+run_one dynamic "sets the rules add to" tests/selftests/dynamic.sh
 run_one readback "the read-back from nft's batch against the dumps" tests/selftests/readback.sh
 run_one kill "kill -9 in the middle of an apply" tests/selftests/kill_apply.sh
 run_one kill-steps "kill -9 at every step of an apply" tests/selftests/kill_points.sh

@@ -1236,6 +1236,59 @@ static void gen_lookup(struct cg *g, struct nftnl_expr *e, int brk, int ret,
 	}
 }
 
+/*
+ * "add @s { key }", "update @s { key }" and "delete @s { key }" on a set
+ * (not a map) without timeouts or statements: the key into the set's map,
+ * or out of it. An add or update of a key already there leaves it; one
+ * that does not fit (the set is full) ends the rule, as nft_dynset_eval()
+ * breaks; a delete of a key not there does nothing.
+ */
+static void gen_dynset(struct cg *g, struct nftnl_expr *e, int brk)
+{
+	const char *name = nftnl_expr_get_str(e, NFTNL_EXPR_DYNSET_SET_NAME);
+	uint32_t op = nftnl_expr_get_u32(e, NFTNL_EXPR_DYNSET_OP);
+	size_t idx = set_map_index(g, name);
+	const struct bpf_map_spec *m;
+	int key;
+
+	if (idx == SIZE_MAX) {
+		cgfw_cg_refuse(g, "set %s", name);
+		return;
+	}
+	m = &g->bt->maps[idx];
+	if (nftnl_expr_is_set(e, NFTNL_EXPR_DYNSET_SREG_DATA) ||
+	    (nftnl_expr_is_set(e, NFTNL_EXPR_DYNSET_TIMEOUT) &&
+	     nftnl_expr_get_u64(e, NFTNL_EXPR_DYNSET_TIMEOUT)) ||
+	    nftnl_expr_is_set(e, NFTNL_EXPR_DYNSET_EXPR) ||
+	    (nftnl_expr_is_set(e, NFTNL_EXPR_DYNSET_FLAGS) &&
+	     nftnl_expr_get_u32(e, NFTNL_EXPR_DYNSET_FLAGS)) ||
+	    m->type != BPF_MAP_TYPE_HASH || m->inline_only) {
+		cgfw_cg_refuse(g, "%s @%s with a map, a timeout or statements (meters)",
+			       op == NFT_DYNSET_OP_DELETE ? "delete" : "add",
+			       name);
+		return;
+	}
+	key = reg_off(g, nftnl_expr_get_u32(e, NFTNL_EXPR_DYNSET_SREG_KEY),
+		      m->key_size);
+	if (!key)
+		return;
+	cgfw_em_ld_imm64(g->em, BPF_REG_1, BPF_PSEUDO_MAP_FD,
+			 MAP_IDX_BIAS + idx);
+	E(I_MOV64_REG(BPF_REG_2, BPF_REG_10));
+	E(I_ALU64_IMM(BPF_ADD, BPF_REG_2, key));
+	if (op == NFT_DYNSET_OP_DELETE) {
+		E(I_CALL(BPF_FUNC_map_delete_elem));
+		return;
+	}
+	/* a set's value is one byte, 0 (maps.c) */
+	E(I_ST(BPF_DW, BPF_REG_10, STK_SCRATCH, 0));
+	E(I_MOV64_REG(BPF_REG_3, BPF_REG_10));
+	E(I_ALU64_IMM(BPF_ADD, BPF_REG_3, STK_SCRATCH));
+	E(I_MOV64_IMM(BPF_REG_4, BPF_ANY));
+	E(I_CALL(BPF_FUNC_map_update_elem));
+	cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, brk);
+}
+
 static void gen_immediate(struct cg *g, struct nftnl_expr *e, int next,
 			  int ret, int accept)
 {
@@ -1285,6 +1338,8 @@ static void gen_expr(struct cg *g, struct nftnl_expr *e, int next, int ret,
 		gen_limit(g, e, next);
 	else if (!strcmp(name, "socket"))
 		gen_socket(g, e, next);
+	else if (!strcmp(name, "dynset"))
+		gen_dynset(g, e, next);
 	else if (!strcmp(name, "ct"))
 		cgfw_cg_refuse(g, "ct: there is no connection tracking at the cgroup hook (at ingress it is already gone)");
 	else

@@ -27,6 +27,12 @@
 
 /* Room for elements added later to a named set (add element). */
 #define SET_HEADROOM 256
+/*
+ * A set the rules add to (flags dynamic) without a size: nf_tables bounds
+ * it by nothing, a BPF map must be sized; past this many elements an add
+ * fails there, and the rule ends as nft ends it when a set is full.
+ */
+#define DYNSET_DEFAULT_SIZE 65536
 
 /* nftnl_set_elem_get_u32() crashes on an unset attribute */
 static uint32_t elem_u32(struct nftnl_set_elem *e, uint16_t attr)
@@ -225,11 +231,12 @@ int cgfw_bpf_set_spec(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 	if (is_map)
 		verdict = nftnl_set_get_u32(s, NFTNL_SET_DATA_TYPE) ==
 			  NFT_DATA_VERDICT;
-	if (flags & (NFT_SET_TIMEOUT | NFT_SET_EVAL | NFT_SET_OBJECT) ||
+	if (flags & (NFT_SET_TIMEOUT | NFT_SET_OBJECT) ||
+	    (flags & NFT_SET_EVAL && (flags & NFT_SET_INTERVAL || is_map)) ||
 	    (flags & NFT_SET_INTERVAL && flags & NFT_SET_CONCAT) ||
 	    klen > 16 * 4) {
 		cgfw_err_at(ctx, src, loc,
-			    "the bpf backend cannot do set '%s' (timeouts, dynamic updates, objects, or interval concatenations); use the nft backend",
+			    "the bpf backend cannot do set '%s' (timeouts, objects, interval concatenations, or a dynamic map or interval set); use the nft backend",
 			    set->anonymous ? "(anonymous)" : name);
 		return -EOPNOTSUPP;
 	}
@@ -263,6 +270,11 @@ int cgfw_bpf_set_spec(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 			 m->type == BPF_MAP_TYPE_HASH &&
 			 m->n_elems <= INLINE_SET_MAX;
 	m->max_entries = m->n_elems + (set->anonymous ? 0 : SET_HEADROOM);
+	if (flags & NFT_SET_EVAL)	/* the rules add to it: its size */
+		m->max_entries = nftnl_set_is_set(s, NFTNL_SET_DESC_SIZE) &&
+				 nftnl_set_get_u32(s, NFTNL_SET_DESC_SIZE) ?
+				 nftnl_set_get_u32(s, NFTNL_SET_DESC_SIZE) :
+				 m->n_elems + DYNSET_DEFAULT_SIZE;
 	if (!m->max_entries)
 		m->max_entries = 1;
 	if (ret == -EOPNOTSUPP && !ctx->err.len)
