@@ -282,8 +282,7 @@ struct cgfw_apply_opts {
  * Chooses the backends as cgfw_ruleset__apply() does, saying why through
  * the print callback, and has each check every table: the bpf backend
  * compiles its programs (it does not load them), the emulated nft target
- * says what it sees otherwise than the others. Nothing is installed, and
- * the cgroups need not exist yet.
+ * says what it sees otherwise than the others. Nothing is installed.
  *
  * Return: 0, or -errno (-EOPNOTSUPP: a backend cannot do it).
  */

@@ -488,8 +488,8 @@ static void prologue_exthdr(struct cg *g, const struct prologue *l)
 }
 
 /*
- * ipv6_find_hdr(skb, &thoff, -1, &fragoff, &flags): r2 next header,
- * r3 its offset. Hop-by-hop, routing and destination options are
+ * ipv6_find_hdr(skb, &thoff, -1, &fragoff, &flags): the next header at
+ * S + 16, its offset at S + 24. Hop-by-hop, routing and destination options are
  * (len + 1) * 8 bytes, AH (len + 2) * 4, a fragment header 8. Its end,
  * where the headers cannot be walked, falls through to @l->body.
  */
@@ -1418,7 +1418,7 @@ static void say_stretch(struct cg *g, struct cg_blocks *b)
 	g->told = told;
 	g->told[g->n_told++] = b->first;
 	cgfw_log(g->ctx, CGFW_LOG_WARN,
-		 "%s:%u-%u: these %zu rules of chain '%s' are checked one by one (no 16 in a row alike in what the classifier indexes): a packet that matches none of them pays for all %zu, and past about 8,000 such rules the kernel's verifier gives up. Rules that differ only in their values, next to each other, become a lookup or a tree; sets take many values in one rule",
+		 "%s:%u-%u: these %zu rules of chain '%s' are checked one by one (no 16 in a row alike that become a lookup or a tree): a packet that matches none of them pays for all %zu, and past about 8,000 such rules the kernel's verifier gives up. Rules that differ only in their values, next to each other, become a lookup or a tree; sets take many values in one rule",
 		 g->rs->src.name, b->first->loc.line, b->last->loc.line, n,
 		 g->chain->name, n);
 }
@@ -1868,9 +1868,9 @@ int cgfw_bpf_generate(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 	 * code rule by rule takes it 1.5 to 2.2 a program instruction
 	 * (docs/design.rst): past this size it is likely to give up.
 	 */
-	if (p->em.n > 450000)
+	if (p->em.n > 500000)
 		cgfw_log(ctx, CGFW_LOG_WARN,
-			 "%s: the %s program of table '%s' is %zu instructions; the kernel's verifier checks at most 1,000,000, about 1.5 to 2 for each of these, and may refuse it",
+			 "%s: the %s program of table '%s' is %zu instructions; the kernel's verifier checks at most 1,000,000, 1.5 to 2.2 for each of these, and may refuse it",
 			 rs->src.name, cgfw_dir_str(p->dir), bt->table->name,
 			 p->em.n);
 	return 0;

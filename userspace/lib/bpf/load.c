@@ -514,8 +514,13 @@ static int load_prog(struct cgfw_ctx *ctx, struct bpf_table *bt,
 			o.log_level = 1;
 			p->fd = bpf_prog_load(BPF_PROG_TYPE_CGROUP_SKB, "cgfw",
 					      "GPL", insns, p->em.n, &o);
-			ret = p->fd >= 0 ? 0 : p->fd;
-			if (ret)
+			/*
+			 * the first load's error: this one's may be the log's
+			 * own (ENOSPC when the log is full)
+			 */
+			if (p->fd >= 0)
+				ret = 0;
+			else
 				verifier_error(ctx, bt, p, log, ret);
 			free(log);
 		}

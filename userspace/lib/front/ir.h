@@ -62,7 +62,6 @@ struct ir_table {
 struct cgfw_ruleset {
 	struct cgfw_source src;
 	struct list_head tables;	/* struct ir_table */
-	unsigned int n_objects;	/* named stateful objects read back */
 	struct cgfw_loc object_loc;	/* the first one in the source */
 };
 

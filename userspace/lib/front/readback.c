@@ -221,7 +221,6 @@ static int obj_msg(struct rb_state *st, const struct nlmsghdr *nlh)
 	}
 	o->nl = no;
 	list_add_tail(&o->list, &t->objs);
-	st->rs->n_objects++;
 	return 0;
 }
 

@@ -364,6 +364,14 @@ static void text_obj(struct strbuf *sb, const struct model_obj *o,
 {
 	const char *per;
 
+	if (o->type != NFT_OBJECT_COUNTER && o->type != NFT_OBJECT_QUOTA &&
+	    o->type != NFT_OBJECT_LIMIT) {	/* a comment: still nft syntax */
+		cgfw_sb_addf(sb, "\t# %s %s: installed (cgfw shows the values of counters, quotas and limits)",
+			     obj_type_str(o->type), o->name);
+		text_handle(sb, handles, o->handle);
+		cgfw_sb_adds(sb, "\n");
+		return;
+	}
 	cgfw_sb_addf(sb, "\t%s %s {", obj_type_str(o->type), o->name);
 	text_handle(sb, handles, o->handle);
 	cgfw_sb_adds(sb, "\n\t\t");
@@ -390,8 +398,6 @@ static void text_obj(struct strbuf *sb, const struct model_obj *o,
 		cgfw_sb_addf(sb, " burst %" PRIu64 " %s", o->limit.burst,
 			     o->limit.bytes ? "bytes" : "packets");
 		break;
-	default:
-		cgfw_sb_adds(sb, "# installed; cgfw shows the values of counters, quotas and limits");
 	}
 	cgfw_sb_adds(sb, "\n\t}\n");
 }

@@ -211,10 +211,27 @@ static int nft_native_probe(struct cgfw_ctx *ctx)
 	return -EOPNOTSUPP;
 }
 
+/*
+ * nf_tables took the ruleset in the shadow already. What cgfw does not
+ * carry yet is refused here: a map to named objects ("type ipv4_addr :
+ * counter"), which it would list as a plain set and could not update.
+ */
 static int any_check(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs)
 {
-	(void)ctx;
-	(void)rs;	/* nf_tables took it in the shadow */
+	const struct ir_table *t;
+	const struct ir_set *s;
+
+	list_for_each_entry(t, &rs->tables, list) {
+		list_for_each_entry(s, &t->sets, list) {
+			if (!(nftnl_set_get_u32(s->nl, NFTNL_SET_FLAGS) &
+			      NFT_SET_OBJECT))
+				continue;
+			cgfw_err_at(ctx, &rs->src, &t->loc,
+				    "map '%s' of table '%s' maps to named objects, which cgfw does not carry yet; name the object in the rule instead (counter name \"c1\")",
+				    cgfw_ir_set_name(s), t->name);
+			return -EOPNOTSUPP;
+		}
+	}
 	return 0;
 }
 
@@ -237,40 +254,101 @@ static bool loads_tcp_flags(const struct ir_rule *r)
 	return found;
 }
 
+/* Mark in @seen the chains @r jumps or goes to (a verdict map: all). */
+static bool mark_targets(const struct ir_table *t, const struct ir_rule *r,
+			 bool *seen)
+{
+	struct nftnl_expr_iter *it = nftnl_expr_iter_create(r->nl);
+	const struct ir_chain *c;
+	struct nftnl_expr *e;
+	const char *name;
+	bool more = false;
+	size_t i;
+
+	while (it && (e = nftnl_expr_iter_next(it))) {
+		name = nftnl_expr_get_str(e, NFTNL_EXPR_NAME);
+		if (!strcmp(name, "lookup") &&
+		    nftnl_expr_is_set(e, NFTNL_EXPR_LOOKUP_DREG) &&
+		    nftnl_expr_get_u32(e, NFTNL_EXPR_LOOKUP_DREG) ==
+		    NFT_REG_VERDICT)
+			name = NULL;	/* a verdict map: any chain */
+		else if (strcmp(name, "immediate") ||
+			 !nftnl_expr_is_set(e, NFTNL_EXPR_IMM_CHAIN))
+			continue;
+		else
+			name = nftnl_expr_get_str(e, NFTNL_EXPR_IMM_CHAIN);
+		i = 0;
+		list_for_each_entry(c, &t->chains, list) {
+			if (!seen[i] && !c->base &&
+			    (!name || !strcmp(c->name, name)))
+				seen[i] = more = true;
+			i++;
+		}
+	}
+	if (it)
+		nftnl_expr_iter_destroy(it);
+	return more;
+}
+
+/* The first rule that loads the TCP flags at egress, or NULL. */
+static const struct ir_rule *egress_tcp_flags(const struct ir_table *t)
+{
+	const struct ir_rule *r, *found = NULL;
+	const struct ir_chain *c;
+	bool *seen, more = true;
+	size_t n = 0, i;
+
+	list_for_each_entry(c, &t->chains, list)
+		n++;
+	seen = calloc(n + 1, sizeof(*seen));
+	if (!seen)
+		return NULL;
+	i = 0;
+	list_for_each_entry(c, &t->chains, list)
+		seen[i++] = c->base && c->dir == CGFW_EGRESS;
+	while (more) {	/* and the chains those reach */
+		more = false;
+		i = 0;
+		list_for_each_entry(c, &t->chains, list) {
+			if (seen[i++])
+				list_for_each_entry(r, &c->rules, list)
+					more |= mark_targets(t, r, seen);
+		}
+	}
+	i = 0;
+	list_for_each_entry(c, &t->chains, list) {
+		if (seen[i++] && !found)
+			list_for_each_entry(r, &c->rules, list)
+				if (!found && loads_tcp_flags(r))
+					found = r;
+	}
+	free(seen);
+	return found;
+}
+
 /*
- * nf_tables takes everything in the shadow already; what the emulated
- * target does not do as the other backends do is said. A listening
- * socket's SYN-ACK is sent from a request socket, which socket cgroupv2
- * does not tie to the listener's cgroup: at egress it passes the chains
- * of that cgroup, where the native family and the bpf backend run them
- * (the CGROUP_SKB hook runs for the listener). A rule on TCP flags at
- * egress is where that is meant: said once a table, at the first one.
+ * What the emulated target does otherwise than the other backends is
+ * said. A listening socket's SYN-ACK is sent from a request socket, which
+ * socket cgroupv2 does not tie to the listener's cgroup: at egress it
+ * passes the chains of that cgroup, where the native family and the bpf
+ * backend run them (the CGROUP_SKB hook runs for the listener). A rule on
+ * TCP flags at egress is where that is meant: said once a table, at the
+ * first one.
  */
 static int emulated_check(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs)
 {
 	const struct ir_table *t;
-	const struct ir_chain *c;
 	const struct ir_rule *r;
-	bool egress;
+	int ret = any_check(ctx, rs);
 
 	list_for_each_entry(t, &rs->tables, list) {
-		egress = false;
-		list_for_each_entry(c, &t->chains, list)
-			egress |= c->base && c->dir == CGFW_EGRESS;
-		if (!egress)
-			continue;
-		list_for_each_entry(c, &t->chains, list) {
-			list_for_each_entry(r, &c->rules, list)
-				if (loads_tcp_flags(r))
-					goto found;
-		}
-		continue;
-found:
-		cgfw_log(ctx, CGFW_LOG_WARN,
-			 "%s:%u: the emulated target (inet, socket cgroupv2) does not see the SYN-ACK that a listening socket of the cgroup sends (it leaves from a request socket, which socket cgroupv2 does not tie to the cgroup): a rule on TCP flags at egress matches it with the native family and the bpf backend, not here",
-			 rs->src.name, r->loc.line);
+		r = ret ? NULL : egress_tcp_flags(t);
+		if (r)
+			cgfw_log(ctx, CGFW_LOG_WARN,
+				 "%s:%u: the emulated target (inet, socket cgroupv2) does not see the SYN-ACK that a listening socket of the cgroup sends (it leaves from a request socket, which socket cgroupv2 does not tie to the cgroup): a rule on TCP flags at egress matches it with the native family and the bpf backend, not here",
+				 rs->src.name, r->loc.line);
 	}
-	return 0;
+	return ret;
 }
 
 #define DEFINE_TARGET_OPS(fn, tg, fam, str, chk)				\
