@@ -144,17 +144,22 @@ burst() {
 		"$root/$cg/svc" 2>/dev/null &
 	bpid=$!
 }
-guarded_rounds() {	# prints the re-creations made, and the datagrams that arrived
+# the datagrams the sink has had
+sunk() { sleep 0.1; wc -l < "$work/sunk"; }
+guarded_rounds() {	# prints the re-creations made, and the bursts' datagrams that arrived
+	local probes=0 before
 	: > "$work/sunk"
 	for ((r = 0; r < GUARD_ROUNDS; r++)); do
 		rmdir "$root/$cg/svc" || break
 		burst
 		mkdir "$root/$cg/svc"
 		wait $bpid
+		# the probes until the table is bound arrive too: not counted
+		before=$(sunk)
 		wait_for 10 dropped_in "$cg/svc" 9301 >/dev/null
+		probes=$((probes + $(sunk) - before))
 	done
-	sleep 0.2
-	echo "$r $(wc -l < "$work/sunk")"
+	echo "$r $(($(sunk) - probes))"
 }
 spid=
 trap 'kill $dpid $spid 2>/dev/null; rm -rf "$work"; rmdir "$root/$cg/svc" "$root/$cg/other" "$root/$cg" "$root/later" 2>/dev/null' EXIT
