@@ -208,10 +208,11 @@ static int obj_msg(struct rb_state *st, const struct nlmsghdr *nlh)
 	struct ir_table *t;
 	struct ir_obj *o;
 
-	if (!no || nftnl_obj_nlmsg_parse(nlh, no) < 0) {
-		if (no)
-			nftnl_obj_free(no);
+	if (!no)
 		return -ENOMEM;
+	if (nftnl_obj_nlmsg_parse(nlh, no) < 0) {
+		nftnl_obj_free(no);
+		return -EINVAL;
 	}
 	t = table_of(st, nftnl_obj_get_str(no, NFTNL_OBJ_TABLE));
 	o = t ? calloc(1, sizeof(*o)) : NULL;
