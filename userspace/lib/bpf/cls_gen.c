@@ -838,14 +838,7 @@ static void op_ptr(struct cg *g, int bad)
 static void count_slot(struct cg *g, int miss)
 {
 	cgfw_cg_map_lookup(g, g->p->counters_map, STK_SCRATCH);
-	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, miss);
-	E(I_LDX(BPF_DW, BPF_REG_1, BPF_REG_0, 0));
-	E(I_ALU64_IMM(BPF_ADD, BPF_REG_1, 1));
-	E(I_STX(BPF_DW, BPF_REG_0, BPF_REG_1, 0));
-	E(I_LDX(BPF_DW, BPF_REG_1, BPF_REG_0, 8));
-	E(I_LDX(BPF_W, BPF_REG_2, R_CTX, offsetof(struct __sk_buff, len)));
-	E(I_ALU64_REG(BPF_ADD, BPF_REG_1, BPF_REG_2));
-	E(I_STX(BPF_DW, BPF_REG_0, BPF_REG_1, 8));
+	cgfw_cg_count_value(g, miss);
 }
 
 /* counter (the op at r2): packets += 1, bytes += len in slot base + ordinal */

@@ -146,6 +146,19 @@ static size_t count_counters(const struct ir_table *t)
 	return n;
 }
 
+/* r0 a counter slot's value: packets += 1, bytes += skb->len; NULL: @miss */
+void cgfw_cg_count_value(struct cg *g, int miss)
+{
+	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, miss);
+	E(I_LDX(BPF_DW, BPF_REG_1, BPF_REG_0, 0));
+	E(I_ALU64_IMM(BPF_ADD, BPF_REG_1, 1));
+	E(I_STX(BPF_DW, BPF_REG_0, BPF_REG_1, 0));
+	E(I_LDX(BPF_DW, BPF_REG_1, BPF_REG_0, 8));
+	E(I_LDX(BPF_W, BPF_REG_2, R_CTX, offsetof(struct __sk_buff, len)));
+	E(I_ALU64_REG(BPF_ADD, BPF_REG_1, BPF_REG_2));
+	E(I_STX(BPF_DW, BPF_REG_0, BPF_REG_1, 8));
+}
+
 /* packets += 1, bytes += skb->len in this slot of the per-CPU counters */
 static void gen_count(struct cg *g, const struct ir_rule *rule)
 {
@@ -163,14 +176,7 @@ static void gen_count(struct cg *g, const struct ir_rule *rule)
 	} else {
 		cgfw_cg_map_lookup(g, g->p->counters_map, STK_SCRATCH);
 	}
-	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, skip);
-	E(I_LDX(BPF_DW, BPF_REG_1, BPF_REG_0, 0));
-	E(I_ALU64_IMM(BPF_ADD, BPF_REG_1, 1));
-	E(I_STX(BPF_DW, BPF_REG_0, BPF_REG_1, 0));
-	E(I_LDX(BPF_DW, BPF_REG_1, BPF_REG_0, 8));
-	E(I_LDX(BPF_W, BPF_REG_2, R_CTX, offsetof(struct __sk_buff, len)));
-	E(I_ALU64_REG(BPF_ADD, BPF_REG_1, BPF_REG_2));
-	E(I_STX(BPF_DW, BPF_REG_0, BPF_REG_1, 8));
+	cgfw_cg_count_value(g, skip);
 	cgfw_em_bind(g->em, skip);
 }
 
@@ -1689,14 +1695,7 @@ static void run_count(struct cg *g, const struct ir_rule **rules, size_t n)
 	E(I_ALU64_IMM(BPF_ADD, BPF_REG_1, base));
 	E(I_STX(BPF_W, BPF_REG_10, BPF_REG_1, STK_SCRATCH));
 	cgfw_cg_map_lookup(g, g->p->counters_map, STK_SCRATCH);
-	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, skip);
-	E(I_LDX(BPF_DW, BPF_REG_1, BPF_REG_0, 0));
-	E(I_ALU64_IMM(BPF_ADD, BPF_REG_1, 1));
-	E(I_STX(BPF_DW, BPF_REG_0, BPF_REG_1, 0));
-	E(I_LDX(BPF_DW, BPF_REG_1, BPF_REG_0, 8));
-	E(I_LDX(BPF_W, BPF_REG_2, R_CTX, offsetof(struct __sk_buff, len)));
-	E(I_ALU64_REG(BPF_ADD, BPF_REG_1, BPF_REG_2));
-	E(I_STX(BPF_DW, BPF_REG_0, BPF_REG_1, 8));
+	cgfw_cg_count_value(g, skip);
 	cgfw_em_bind(g->em, skip);
 }
 

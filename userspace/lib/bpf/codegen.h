@@ -54,6 +54,8 @@ extern const struct cgfw_bpf_ext cgfw_bpf_classifier;
 void cgfw_cg_refuse(struct cg *g, const char *fmt, ...) __printf(2, 3);
 /* r0 = map @idx lookup with the key at fp+@key_off; 0 -> @miss. */
 void cgfw_cg_map_lookup(struct cg *g, size_t idx, int key_off);
+/* r0 a counter slot's value: packets += 1, bytes += skb->len; NULL: @miss */
+void cgfw_cg_count_value(struct cg *g, int miss);
 /* A counter slot of the program for @rule (NULL: the chain's policy). */
 int cgfw_cg_add_slot(struct cg *g, const struct ir_rule *rule);
 /* A map of the program's own (not a set's): its index in the table. */

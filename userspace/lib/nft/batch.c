@@ -504,8 +504,9 @@ struct refs {
 /*
  * In a rule's netlink encoding, the name of an anonymous set it refers to
  * becomes "__set%d" (any kernel name "__setN" has the room): the rule then
- * binds to this batch's set by its id. (Done on the encoding because
- * libnftnl 1.2.4 leaks a set name that is set twice.)
+ * binds to this batch's set by its id; and a dynset's timeout of 0 goes.
+ * (Done on the encoding because libnftnl 1.2.4 leaks a set name that is
+ * set twice, and exports no nftnl_expr_unset().)
  */
 static void rename_refs(struct nlmsghdr *nlh, struct refs *rf)
 {
@@ -537,6 +538,17 @@ static void rename_refs(struct nlmsghdr *nlh, struct refs *rf)
 				continue;
 			}
 			mnl_attr_for_each_nested(d, data) {
+				/*
+				 * a dynset carries its timeout even without one
+				 * (dumps always put it, the batch's copy follows
+				 * them), and the kernel refuses a timeout, even 0,
+				 * on a set without timeouts: 0 becomes padding
+				 */
+				if (!strcmp(ref->expr, "dynset") &&
+				    mnl_attr_get_type(d) == NFTA_DYNSET_TIMEOUT &&
+				    mnl_attr_get_payload_len(d) == 8 &&
+				    !mnl_attr_get_u64(d))
+					d->nla_type = NFTA_DYNSET_PAD;
 				if (mnl_attr_get_type(d) != ref->attr)
 					continue;
 				rf->id[rf->n] = anon_id(rf->b,
@@ -551,39 +563,6 @@ static void rename_refs(struct nlmsghdr *nlh, struct refs *rf)
 				}
 			}
 			rf->n++;
-		}
-	}
-}
-
-/*
- * A dynset read back carries its timeout even when it has none (dumps put
- * NFTA_DYNSET_TIMEOUT always, and the batch's copy follows them), and the
- * kernel refuses a timeout, even 0, on a set without timeouts
- * (EOPNOTSUPP): a timeout of 0 becomes padding, which it skips.
- */
-static void drop_zero_timeouts(struct nlmsghdr *nlh)
-{
-	struct nlattr *a, *le, *x, *d, *name, *data;
-
-	mnl_attr_for_each(a, nlh, sizeof(struct nfgenmsg)) {
-		if (mnl_attr_get_type(a) != NFTA_RULE_EXPRESSIONS)
-			continue;
-		mnl_attr_for_each_nested(le, a) {
-			name = data = NULL;
-			mnl_attr_for_each_nested(x, le) {
-				if (mnl_attr_get_type(x) == NFTA_EXPR_NAME)
-					name = x;
-				else if (mnl_attr_get_type(x) == NFTA_EXPR_DATA)
-					data = x;
-			}
-			if (!name || !data ||
-			    strcmp(mnl_attr_get_str(name), "dynset"))
-				continue;
-			mnl_attr_for_each_nested(d, data)
-				if (mnl_attr_get_type(d) == NFTA_DYNSET_TIMEOUT &&
-				    mnl_attr_get_payload_len(d) == 8 &&
-				    !mnl_attr_get_u64(d))
-					d->nla_type = NFTA_DYNSET_PAD;
 		}
 	}
 }
@@ -635,7 +614,6 @@ static struct nftnl_rule *rule_clone(struct build *b,
 	if (nlh->nlmsg_len > SCRATCH_SIZE)
 		goto err;
 	rename_refs(nlh, &rf);
-	drop_zero_timeouts(nlh);
 	if (nftnl_rule_nlmsg_parse(nlh, copy) < 0)
 		goto err;
 	nftnl_expr_foreach(copy, fix_expr, &f);
