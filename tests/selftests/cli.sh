@@ -166,6 +166,23 @@ check "1,400 rules one by one load with bpf (blocks for the verifier), the last 
 		 bash -c 'echo \$\$ > \"\$0/cgroup.procs\"; ! echo x 2>/dev/null > /dev/udp/127.0.0.1/9 && echo x > /dev/udp/127.0.0.1/10' '$root/$cg' &&
 		 [ \$('$CGFW' list long | grep -c 'counter packets 1 ') -eq 1 ] &&
 		 '$CGFW' delete long || { tail -c 2000 '$work/long.err'; false; }"
+# auto: the bpf check's compile is the one the apply loads (said once);
+# a fallback to nf_tables says why, not what bpf would have warned of
+sed 's/udp dport 9 counter ip daddr 127.0.0.1 drop/udp dport 9 ct state new drop/' \
+	"$work/long.nft" > "$work/longct.nft"
+if "$CGFW" status | grep -q '^nft cgroup family (native): *yes$'; then
+	ok "auto says the bpf compile's warnings once # SKIP auto takes the native family here, bpf does not compile"
+else
+	check "auto says the bpf compile's warnings once, and none of them when it falls back to nf_tables" \
+		bash -c "'$CGFW' apply '$work/long.nft' 2> '$work/auto.err' &&
+			 [ \$(grep -c 'are checked one by one' '$work/auto.err') -eq 1 ] &&
+			 '$CGFW' check '$work/long.nft' 2> '$work/check.err' &&
+			 [ \$(grep -c 'are checked one by one' '$work/check.err') -eq 1 ] &&
+			 '$CGFW' apply '$work/longct.nft' 2> '$work/autoct.err' &&
+			 grep -q 'because the bpf backend cannot compile this ruleset' '$work/autoct.err' &&
+			 ! grep -q 'are checked one by one' '$work/autoct.err' &&
+			 '$CGFW' delete long || { cat '$work/auto.err' '$work/check.err' '$work/autoct.err' | tail -c 3000; false; }"
+fi
 check "list of a bpf table says what the kernel holds for it, and per rule" \
 	bash -c "'$CGFW' apply -b bpf '$work/big1000.nft' &&
 		 '$CGFW' list big | head -1 | grep -Eq ', [0-9.]+ (KiB|MiB) in the kernel, [1-9][0-9]* bytes a rule\$' &&

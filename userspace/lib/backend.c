@@ -65,26 +65,12 @@ static const struct backend_ops *nft_target(struct cgfw_ctx *ctx)
  * loads CGROUP_SKB programs and the compiler can do every rule, else the
  * emulated target. Each backend chosen has checked the ruleset (which
  * says what a target does otherwise than the others), but the bpf backend
- * asked for alone: its stage compiles it anyway. With @staging (an apply
- * follows), the bpf backend's check says nothing but its refusal: its
- * stage says the rest, once.
+ * asked for alone: its stage compiles it anyway. The bpf backend's check
+ * keeps what it compiled for the stage of the same call (bpf/backend.c).
  */
-static int bpf_check(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
-		     bool staging)
-{
-	enum cgfw_log_level level = ctx->log_level;
-	int ret;
-
-	if (staging && level > CGFW_LOG_ERROR)
-		ctx->log_level = CGFW_LOG_ERROR;
-	ret = cgfw_backend_bpf.check(ctx, rs);
-	ctx->log_level = level;
-	return ret;
-}
-
 static int select_backends(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
-			   enum cgfw_backend b, bool staging,
-			   const struct backend_ops **out, size_t *n)
+			   enum cgfw_backend b, const struct backend_ops **out,
+			   size_t *n)
 {
 	const struct backend_ops *nft, *bpf = &cgfw_backend_bpf;
 
@@ -103,7 +89,7 @@ static int select_backends(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 			cgfw_log(ctx, CGFW_LOG_WARN,
 				 "backend auto: %s (this kernel cannot load CGROUP_SKB programs)",
 				 nft->name);
-		} else if (bpf_check(ctx, rs, staging)) {
+		} else if (bpf->check(ctx, rs)) {
 			cgfw_log(ctx, CGFW_LOG_WARN,
 				 "backend auto: %s, because the bpf backend cannot compile this ruleset: %.*s",
 				 nft->name,
@@ -138,7 +124,7 @@ static int select_backends(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 		out[(*n)++] = nft;
 		out[(*n)++] = bpf;
 		return nft->probe(ctx) ? : bpf->probe(ctx) ? :
-		       bpf_check(ctx, rs, staging) ? : nft->check(ctx, rs);
+		       bpf->check(ctx, rs) ? : nft->check(ctx, rs);
 	}
 	cgfw_err(ctx, "unknown backend %d", b);
 	return -EINVAL;
@@ -473,7 +459,7 @@ CGFW_API int cgfw_ruleset__apply(struct cgfw_ctx *ctx,
 		return libcgfw_err(-EINVAL);
 	b = CGFW_OPTS_GET(opts, backend, CGFW_BACKEND_AUTO);
 	ret = bound_everywhere(ctx, rs);
-	ret = ret ? : select_backends(ctx, rs, b, true, be, &n);
+	ret = ret ? : select_backends(ctx, rs, b, be, &n);
 	ret = ret ? : cgfw_backend_begin(ctx, &l);
 	if (ret)
 		return libcgfw_err(ret);
@@ -504,7 +490,7 @@ CGFW_API int cgfw_ruleset__check(struct cgfw_ctx *ctx,
 	if (!CGFW_OPTS_VALID(ctx, opts, cgfw_apply_opts))
 		return libcgfw_err(-EINVAL);
 	b = CGFW_OPTS_GET(opts, backend, CGFW_BACKEND_AUTO);
-	ret = select_backends(ctx, rs, b, false, be, &n);
+	ret = select_backends(ctx, rs, b, be, &n);
 	if (!ret && b == CGFW_BACKEND_BPF)
 		ret = be[0]->check(ctx, rs);
 	return libcgfw_err(ret);

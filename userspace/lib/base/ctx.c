@@ -60,6 +60,7 @@ CGFW_API void cgfw_ctx__free(struct cgfw_ctx *ctx)
 		return;
 	if (ctx->holder)
 		ctx->holder_close(ctx->holder);
+	cgfw_ctx_keep(ctx, NULL, NULL);
 	cgfw_sb_release(&ctx->err);
 	free(ctx);
 }
@@ -73,9 +74,29 @@ CGFW_API const char *cgfw_ctx__error(const struct cgfw_ctx *ctx)
 	return ctx->err.buf;
 }
 
+void cgfw_ctx_keep(struct cgfw_ctx *ctx, void *kept,
+		   void (*release)(void *kept))
+{
+	if (ctx->kept)
+		ctx->kept_release(ctx->kept);
+	ctx->kept = kept;
+	ctx->kept_release = release;
+}
+
+void *cgfw_ctx_take(struct cgfw_ctx *ctx, void (*release)(void *kept))
+{
+	void *kept = ctx->kept;
+
+	if (!kept || ctx->kept_release != release)
+		return NULL;
+	ctx->kept = NULL;
+	return kept;
+}
+
 void cgfw_ctx_reset(struct cgfw_ctx *ctx)
 {
 	cgfw_sb_release(&ctx->err);
+	cgfw_ctx_keep(ctx, NULL, NULL);
 }
 
 void cgfw_log(struct cgfw_ctx *ctx, enum cgfw_log_level level,

@@ -36,10 +36,22 @@ struct cgfw_ctx {
 	/* the netlink socket that holds the tables (nl/netlink.c) */
 	void *holder;
 	void (*holder_close)(void *holder);
+	/*
+	 * What a step of the current call made for a later step of the same
+	 * call (bpf/backend.c: the tables its check compiled, for its stage),
+	 * and how to release it: with the next call, or with the context.
+	 */
+	void *kept;
+	void (*kept_release)(void *kept);
 };
 
-/* Start a library call: forget the previous call's error. */
+/* Start a library call: forget the previous call's error and what it kept. */
 void cgfw_ctx_reset(struct cgfw_ctx *ctx);
+/* Keep @kept for a later step of this call; what was kept is released. */
+void cgfw_ctx_keep(struct cgfw_ctx *ctx, void *kept,
+		   void (*release)(void *kept));
+/* What was kept with @release, now the caller's; NULL if nothing was. */
+void *cgfw_ctx_take(struct cgfw_ctx *ctx, void (*release)(void *kept));
 /* Add an error message without a place in the input. */
 void cgfw_err(struct cgfw_ctx *ctx, const char *fmt, ...) __printf(2, 3);
 /* Add "FILE:L:C-C: Error: msg" plus the source line and carets. */

@@ -69,16 +69,92 @@ void cgfw_bpf_release_all(struct bpf_table *bt, size_t n)
 	free(bt);
 }
 
-/* Compile every table without touching the kernel: can bpf do it all? */
-int cgfw_bpf_check(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs)
-{
+/*
+ * A check's compile, kept for the stage of the same call (an apply with
+ * "auto" or "both" checks first): compiling 100,000 rules takes a second.
+ */
+struct compiled {
+	const struct cgfw_ruleset *rs;
 	struct bpf_table *bt;
 	size_t n;
+};
+
+static void compiled_release(void *kept)
+{
+	struct compiled *c = kept;
+
+	cgfw_bpf_release_all(c->bt, c->n);
+	free(c);
+}
+
+/* What the compile said, held until it is known to have succeeded. */
+struct said {
+	struct {
+		enum cgfw_log_level level;
+		char *msg;
+	} *m;
+	size_t n;
+	bool oom;
+};
+
+static void say_later(enum cgfw_log_level level, const char *msg, void *data)
+{
+	struct said *s = data;
+	void *m = realloc(s->m, (s->n + 1) * sizeof(*s->m));
+
+	if (!m) {
+		s->oom = true;
+		return;
+	}
+	s->m = m;
+	s->m[s->n].level = level;
+	s->m[s->n].msg = strdup(msg);
+	if (s->m[s->n].msg)
+		s->n++;
+	else
+		s->oom = true;
+}
+
+/*
+ * Compile every table without touching the kernel: can bpf do it all?
+ * What the compile warns of is said only if it succeeds (a refusal alone
+ * explains a fallback to nf_tables), and the tables are kept for this
+ * call's stage, which then does not compile again.
+ */
+int cgfw_bpf_check(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs)
+{
+	cgfw_print_fn print = ctx->print;
+	void *print_data = ctx->print_data;
+	struct said said = {};
+	struct compiled *c;
+	size_t i;
 	int ret;
 
-	ret = cgfw_bpf_compile_all(ctx, rs, &bt, &n);
-	cgfw_bpf_release_all(bt, n);
-	return ret;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->rs = rs;
+	if (print) {
+		ctx->print = say_later;
+		ctx->print_data = &said;
+	}
+	ret = cgfw_bpf_compile_all(ctx, rs, &c->bt, &c->n);
+	ctx->print = print;
+	ctx->print_data = print_data;
+	for (i = 0; i < said.n; i++) {
+		if (!ret)
+			print(said.m[i].level, said.m[i].msg, print_data);
+		free(said.m[i].msg);
+	}
+	free(said.m);
+	if (!ret && said.oom)
+		cgfw_log(ctx, CGFW_LOG_WARN, "out of memory: a warning of the bpf backend's compile was lost");
+	if (ret) {
+		compiled_release(c);
+		return ret;
+	}
+	cgfw_ctx_keep(ctx, c, compiled_release);
+	return 0;
 }
 
 /* ---- apply: stage every table, then switch every table ---- */
@@ -119,15 +195,31 @@ static void bpf_abort(void *priv)
 static int bpf_stage(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 		     const struct cgfw_apply_info *ai, void **priv)
 {
+	struct compiled *c = cgfw_ctx_take(ctx, compiled_release);
 	struct staged *st = calloc(1, sizeof(*st));
 	struct bpf_table *bt = NULL;
 	size_t n = 0, i;
 	int ret;
 
-	if (!st)
+	if (c && c->rs != rs) {
+		compiled_release(c);
+		c = NULL;
+	}
+	if (!st) {
+		if (c)
+			compiled_release(c);
 		return -ENOMEM;
+	}
 	st->gen = ai->gen;
-	ret = cgfw_bpf_compile_all(ctx, rs, &bt, &n);
+	if (c) {
+		/* this call's check compiled it */
+		bt = c->bt;
+		n = c->n;
+		free(c);
+		ret = 0;
+	} else {
+		ret = cgfw_bpf_compile_all(ctx, rs, &bt, &n);
+	}
 	ret = ret ? : cgfw_bpf_ensure_root(ctx);
 	for (i = 0; !ret && i < n; i++)
 		ret = cgfw_bpf_load(ctx, &bt[i], ai->gen, ai->nft_family);
