@@ -188,6 +188,23 @@ static void bpf_abort(void *priv)
 	staged_free(st);
 }
 
+/* The tables this call's check compiled for @rs, now the caller's. */
+static bool take_compiled(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
+			  struct bpf_table **bt, size_t *n)
+{
+	struct compiled *c = cgfw_ctx_take(ctx, compiled_release);
+
+	if (c && c->rs == rs) {
+		*bt = c->bt;
+		*n = c->n;
+		free(c);
+		return true;
+	}
+	if (c)
+		compiled_release(c);
+	return false;
+}
+
 /*
  * Everything compiled, loaded and verified, and pinned as each table's
  * next generation, before any link changes.
@@ -195,31 +212,16 @@ static void bpf_abort(void *priv)
 static int bpf_stage(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 		     const struct cgfw_apply_info *ai, void **priv)
 {
-	struct compiled *c = cgfw_ctx_take(ctx, compiled_release);
 	struct staged *st = calloc(1, sizeof(*st));
 	struct bpf_table *bt = NULL;
 	size_t n = 0, i;
 	int ret;
 
-	if (c && c->rs != rs) {
-		compiled_release(c);
-		c = NULL;
-	}
-	if (!st) {
-		if (c)
-			compiled_release(c);
+	if (!st)
 		return -ENOMEM;
-	}
 	st->gen = ai->gen;
-	if (c) {
-		/* this call's check compiled it */
-		bt = c->bt;
-		n = c->n;
-		free(c);
-		ret = 0;
-	} else {
-		ret = cgfw_bpf_compile_all(ctx, rs, &bt, &n);
-	}
+	ret = take_compiled(ctx, rs, &bt, &n) ? 0 :
+	      cgfw_bpf_compile_all(ctx, rs, &bt, &n);
 	ret = ret ? : cgfw_bpf_ensure_root(ctx);
 	for (i = 0; !ret && i < n; i++)
 		ret = cgfw_bpf_load(ctx, &bt[i], ai->gen, ai->nft_family);
