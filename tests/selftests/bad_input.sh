@@ -102,12 +102,12 @@ expect "both refuses as a whole" 1 "the bpf backend cannot do this" -- \
 	"$CGFW" apply -b both "$work/ct.nft"
 expect "delete of a table cgfw did not install" 1 "no table 'nope'" -- "$CGFW" delete nope
 
-# reject in the native family: no such expression there; the kernel says
-# which, at the rule (the emulated family runs it at the inet hooks)
+# reject in the native family: no such expression there; said at the
+# rule, with the target that has one (the emulated family's inet hooks)
 bad reject 'table cgroup t {\n\tchain c {\n\t\ttype filter hook egress cgroup "'"$cg"'" priority 0;\n\t\tudp dport 9 reject\n\t}\n}\n'
 if "$CGFW" status | grep -q '^nft cgroup family (native): *yes$'; then
 	expect "the native family says why it refuses reject, at the rule" 1 \
-		"reject\\.nft:4:3-[0-9]+: Error: the kernel refused .*Expression not supported in the cgroup family" -- \
+		"reject\\.nft:4:3-[0-9]+: Error: the kernel's cgroup family has no reject; use '-b nft-emulated'" -- \
 		"$CGFW" apply -b nft "$work/reject.nft"
 else
 	ok "the native family says why it refuses reject # SKIP no native cgroup family in this kernel"

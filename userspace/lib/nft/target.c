@@ -351,6 +351,46 @@ static int emulated_check(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs)
 	return ret;
 }
 
+/* Does rule @r hold an expression named @name? */
+static bool has_expr(const struct ir_rule *r, const char *name)
+{
+	struct nftnl_expr_iter *it = nftnl_expr_iter_create(r->nl);
+	struct nftnl_expr *e;
+	bool found = false;
+
+	while (it && !found && (e = nftnl_expr_iter_next(it)))
+		found = !strcmp(nftnl_expr_get_str(e, NFTNL_EXPR_NAME), name);
+	if (it)
+		nftnl_expr_iter_destroy(it);
+	return found;
+}
+
+/*
+ * The native family runs where CGROUP_SKB programs do, and the kernel has
+ * no reject there: said at the rule, with the target that has one, rather
+ * than left to the kernel's refusal of the batch.
+ */
+static int native_check(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs)
+{
+	const struct ir_table *t;
+	const struct ir_chain *c;
+	const struct ir_rule *r;
+	int ret = any_check(ctx, rs);
+
+	list_for_each_entry(t, &rs->tables, list) {
+		list_for_each_entry(c, &t->chains, list) {
+			list_for_each_entry(r, &c->rules, list) {
+				if (ret || !has_expr(r, "reject"))
+					continue;
+				cgfw_err_at(ctx, &rs->src, &r->loc,
+					    "the kernel's cgroup family has no reject; use '-b nft-emulated' (inet hooks, which can send the reset or ICMP error) or drop");
+				ret = -EOPNOTSUPP;
+			}
+		}
+	}
+	return ret;
+}
+
 #define DEFINE_TARGET_OPS(fn, tg, fam, str, chk)				\
 static int fn##_stage(struct cgfw_ctx *ctx,				\
 		      const struct cgfw_ruleset *rs,			\
@@ -404,5 +444,5 @@ const struct backend_ops cgfw_backend_##fn = {				\
 DEFINE_TARGET_OPS(nft_emulated, cgfw_nft_emulated, NFPROTO_INET,
 		  "nft-emulated", emulated_check);
 DEFINE_TARGET_OPS(nft_native, cgfw_nft_native, NFPROTO_CGROUP, "nft-native",
-		  any_check);
+		  native_check);
 
