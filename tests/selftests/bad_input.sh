@@ -4,6 +4,7 @@
 # Runs in its own network and mount namespace. Prints TAP.
 set -u
 . "$(dirname "$0")/../lib/lib.sh"
+NFT_ALL=${NFT_ALL:-nft}	# tools/run-tests.sh: an nft that lists every family
 ns_setup bad
 
 # The rules that must survive every bad input.
@@ -16,7 +17,7 @@ table cgroup keep {
 }
 EOT
 "$CGFW" apply "$work/keep.nft" || { not_ok "apply the reference table"; exit 1; }
-before=$(nft list ruleset)
+before=$("$NFT_ALL" list ruleset)
 
 # expect NAME STATUS PATTERN -- CMD...: exit STATUS, stderr matches PATTERN
 expect() {
@@ -28,9 +29,9 @@ expect() {
 		not_ok "$name" "exit status $rc, expected $status" "$err"
 	elif ! grep -qE -- "$pattern" <<<"$err"; then
 		not_ok "$name" "message does not match /$pattern/:" "$err"
-	elif [ "$(nft list ruleset)" != "$before" ]; then
+	elif [ "$("$NFT_ALL" list ruleset)" != "$before" ]; then
 		not_ok "$name" "the running rules changed:" \
-			"$(diff <(echo "$before") <(nft list ruleset))"
+			"$(diff <(echo "$before") <("$NFT_ALL" list ruleset))"
 	else
 		ok "$name"
 	fi

@@ -18,6 +18,7 @@
 #   CGFW_OPS_BACKENDS: the backends (default: every one this kernel has)
 set -u
 . "$(dirname "$0")/../lib/lib.sh"
+NFT=$(realpath "${NFT:-build/nft/sbin/nft}" 2>/dev/null)	# make nft
 ns_setup ops
 
 rules=$work/rules
@@ -181,8 +182,26 @@ for b in $backends; do
 	table nh "$cg" 9210 > "$rules/nh.nft"
 	start_daemon "$b" --no-hold
 	check "$b --no-hold: applied" wait_for 30 dropped_in "$cg" 9210
-	nft flush ruleset
-	check "$b --no-hold: after nft flush ruleset the daemon applies the table again" \
+	# Debian's nft sees the emulation's inet table, not a native one:
+	# the kernel keeps the family out of a flush for all families
+	flush=nft who="nft"
+	if ! nft list tables | grep -q 'cgfw_nh$'; then
+		nft flush ruleset
+		sleep 0.3
+		check "$b --no-hold: Debian's nft flush ruleset passes the native table by" \
+			dropped_in "$cg" 9210
+		check "$b --no-hold: the daemon had nothing to restore" \
+			not said 'by another program: applying them again'
+		# an nft that knows the family flushes it too (make nft)
+		flush=$NFT who="the patched nft"
+		if [ ! -x "$flush" ]; then
+			ok "$b --no-hold: after nft flush ruleset # SKIP nft with the cgroup family is not built (make nft)"
+			stop_daemon
+			continue
+		fi
+	fi
+	"$flush" flush ruleset
+	check "$b --no-hold: after $who flush ruleset the daemon applies the table again" \
 		wait_for 5 dropped_in "$cg" 9210
 	check "$b --no-hold: and says why" \
 		wait_for 5 said 'by another program: applying them again'

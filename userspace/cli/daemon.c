@@ -35,7 +35,8 @@
  * no other process can change them and nft flush ruleset, as
  * nftables.service runs on start, reload and stop, passes them by. For
  * tables it does not hold it listens to nf_tables' notifications
- * (NFNLGRP_NFTABLES): when another process changes or deletes one, the
+ * (NFNLGRP_NFTABLES, and NFNLGRP_NFTABLES_CGROUP for the native family's
+ * tables): when another process changes or deletes one, the
  * file's tables are applied again, within MONITOR_MS. Nothing tells of a
  * bpf link that another tool detaches: every CHECK_MS the bindings of
  * the tables in force are listed, and an unbound one applied again.
@@ -669,11 +670,21 @@ static void events(struct daemon *d)
 
 /* ---- nf_tables changed by others ---- */
 
+/*
+ * The kernel series (kernel-patches/) sends the cgroup family's events to
+ * a group of their own, which userspace that predates the family does not
+ * hear; the end of each commit (NFT_MSG_NEWGEN) stays in NFNLGRP_NFTABLES.
+ */
+#ifndef NFNLGRP_NFTABLES_CGROUP
+#define NFNLGRP_NFTABLES_CGROUP	(NFNLGRP_NFTRACE + 1)
+#endif
+
 /* A socket that hears every nf_tables change of this network namespace. */
 static int monitor_open(void)
 {
 	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
 	int grp = NFNLGRP_NFTABLES, rcvbuf = 16 << 20, fd;
+	int cgrp = NFNLGRP_NFTABLES_CGROUP;
 
 	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK,
 		    NETLINK_NETFILTER);
@@ -684,7 +695,10 @@ static int monitor_open(void)
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
 	    setsockopt(fd, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &grp,
-		       sizeof(grp))) {
+		       sizeof(grp)) ||
+	    /* EINVAL: a kernel without the family, nor its group */
+	    (setsockopt(fd, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &cgrp,
+			sizeof(cgrp)) && errno != EINVAL)) {
 		close(fd);
 		return -1;
 	}
