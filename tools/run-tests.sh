@@ -78,6 +78,8 @@ run_one concurrency "commands at the same time" tests/selftests/concurrency.sh
 run_one daemon "cgfw daemon: tables that follow their cgroups" tests/selftests/daemon.sh
 run_one operations "operations: editors, nft flush, other users, long names" \
 	tests/selftests/operations.sh
+run_one composition "tables of different backends on one cgroup" \
+	tests/selftests/composition.sh
 # the kernel series' own selftest: skips where the kernel lacks the family
 run_one kernel "kernel: nf_tables cgroup family" "$BUILD/tests/nft_cgroup_skb"
 run_one compat "nft 1.0.6 next to the cgroup family" tests/selftests/nft_compat.sh
