@@ -259,8 +259,8 @@ static void plan_hook(void)
 {
 	static const char *const paths[] = {
 		"prog-empty", "bpf", "nft-native", "nft-emulated", "both",
-		"nft-socket", "nft-socket-vmap", "ipt-nft", "ipt-legacy",
-		"systemd", "systemd-unit", NULL,
+		"composed", "nft-socket", "nft-socket-vmap", "ipt-nft",
+		"ipt-legacy", "systemd", "systemd-unit", NULL,
 	};
 	static const char elsewhere[] = "prog-empty,bpf,nft-native,nft-emulated";
 	struct pkt u4, u6, t4, t6;
@@ -368,8 +368,8 @@ static void mixed_testruns(struct setup *s, int n, int maxn)
 static void plan_rules(void)
 {
 	static const char *const paths[] = {
-		"bpf", "nft-native", "nft-emulated", "both", "nft-socket",
-		"nft-socket-vmap", "ipt-nft", "ipt-legacy", NULL,
+		"bpf", "nft-native", "nft-emulated", "both", "composed",
+		"nft-socket", "nft-socket-vmap", "ipt-nft", "ipt-legacy", NULL,
 	};
 	const struct shape *shapes[] = { &shape_friendly, &shape_mixed };
 	int maxn = max_of(opt.rules, opt.n_rules), i, j, k;

@@ -316,6 +316,43 @@ CGFW_PATH(native_apply, "nft-native")
 CGFW_PATH(emulated_apply, "nft-emulated")
 CGFW_PATH(both_apply, "both")
 
+/*
+ * Composition (docs/cgfw.8.rst): the ruleset with bpf, and beside it on
+ * the same cgroups a table of what bpf does not compile (ct), with the
+ * nft backend that this kernel has, as a user would split a ruleset.
+ */
+static void w_audit(FILE *f, const struct ruleset *rs, int extra)
+{
+	int c;
+
+	(void)extra;
+	fprintf(f, "table cgroup %s_audit {\n", bench_table);
+	for (c = 0; c < rs->n_cg; c++)
+		fprintf(f, "\tchain a%d {\n\t\ttype filter hook %s cgroup \"%s\" priority 0; policy accept;\n\t\tct state invalid counter drop\n\t}\n",
+			c, rs->dir == EGRESS ? "egress" : "ingress",
+			rs->cg[c].rel);
+	fprintf(f, "}\n");
+}
+
+static int composed_apply(const struct ruleset *rs, char *err, size_t esz)
+{
+	char *file;
+	int ret;
+
+	ret = cgfw_apply_with(cgfw(), rs, "bpf", 0, err, esz);
+	if (ret)
+		return ret;
+	file = write_file("audit", w_audit, rs, 0);
+	if (!file) {
+		snprintf(err, esz, "cannot write the rules");
+		return -1;
+	}
+	ret = sh(err, esz, "%s apply -b nft %s", cgfw(), file);
+	unlink(file);
+	free(file);
+	return ret;
+}
+
 int bpf_apply_bin(const char *bin, const struct ruleset *rs, char *err,
 		  size_t esz)
 {
@@ -702,6 +739,12 @@ static const struct path p_both = {
 	.update = cgfw_update, .reapply = both_apply_re,
 };
 
+static const struct path p_composed = {
+	.name = "composed", .label = "cgfw bpf + a ct table (nft)",
+	.apply = composed_apply, .clear = cgfw_clear,
+	.prog_fd = cgfw_prog_fd, .stat = cgfw_stat,
+};
+
 static const struct path p_socket = {
 	.name = "nft-socket", .label = "nft socket cgroupv2 per rule",
 	.apply = socket_apply, .clear = socket_clear,
@@ -744,7 +787,7 @@ static const struct path p_sdunit = {
 
 const struct path *const all_paths[] = {
 	&p_none, &p_empty, &p_bpf, &p_native, &p_emulated, &p_both,
-	&p_socket, &p_vmap, &p_iptnft, &p_iptlegacy, &p_systemd, &p_sdunit,
+	&p_composed, &p_socket, &p_vmap, &p_iptnft, &p_iptlegacy, &p_systemd, &p_sdunit,
 	NULL,
 };
 
