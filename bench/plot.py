@@ -28,10 +28,11 @@ STYLE = {
     "nft-native": ("tab:red", "-", "s"),
     "nft-emulated": ("tab:orange", "-", "^"),
     "both": ("tab:purple", "-", "D"),
+    "composed": ("tab:olive", "-", "P"),
     "nft-socket": ("tab:brown", "--", "v"),
     "nft-socket-vmap": ("tab:pink", "--", "<"),
     "ipt-nft": ("tab:green", ":", ">"),
-    "ipt-legacy": ("tab:olive", ":", "p"),
+    "ipt-legacy": ("darkkhaki", ":", "p"),
     "systemd": ("tab:cyan", "-.", "*"),
     "systemd-unit": ("tab:gray", "-.", "h"),
 }
