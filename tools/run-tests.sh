@@ -72,6 +72,8 @@ run_one large "large sets" tests/selftests/large_sets.sh
 run_one objects "named stateful objects" tests/selftests/objects.sh
 run_one dynamic "sets the rules add to" tests/selftests/dynamic.sh
 run_one readback "the read-back from nft's batch against the dumps" tests/selftests/readback.sh
+run_one yardstick "nftables' tests/py rules at a cgroup hook, each backend" \
+	tests/selftests/yardstick.sh
 run_one kill "kill -9 in the middle of an apply" tests/selftests/kill_apply.sh
 run_one kill-steps "kill -9 at every step of an apply" tests/selftests/kill_points.sh
 run_one concurrency "commands at the same time" tests/selftests/concurrency.sh
