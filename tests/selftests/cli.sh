@@ -119,6 +119,16 @@ check "... at egress only, and in the chains egress jumps to" \
 	bash -c "'$CGFW' check -b nft-emulated '$work/synack2.nft' 2>&1 | grep -q 'synack2.nft:11: the emulated target' &&
 		 sed -i 's/jump sub/accept/' '$work/synack2.nft' &&
 		 [ -z \"\$('$CGFW' check -b nft-emulated '$work/synack2.nft' 2>&1)\" ]"
+printf 'table cgroup i {\n\tchain in {\n\t\ttype filter hook ingress cgroup "%s" priority 0; policy accept;\n\t\tudp dport 10 jump sub\n\t}\n\tchain sub {\n\t\tct state established accept\n\t}\n\tchain out {\n\t\ttype filter hook egress cgroup "%s" priority 0; policy accept;\n\t\tct state new counter\n\t}\n}\n' "$cg" "$cg" > "$work/ctin.nft"
+if ! "$CGFW" status | grep -q '^nft cgroup family (native): *yes$'; then
+	ok "check with the native family says that it sees no conntrack at ingress, at the rule # SKIP this kernel has no cgroup family"
+else
+	check "check with the native family says that it sees no conntrack at ingress, at the rule (in a chain ingress jumps to; not at egress)" \
+		bash -c "'$CGFW' check -b nft-native '$work/ctin.nft' 2>&1 | grep -q 'ctin.nft:7: the native family sees no connection tracking at ingress' &&
+			 [ \$('$CGFW' check -b nft-native '$work/ctin.nft' 2>&1 | grep -c 'no connection tracking') -eq 1 ]"
+	check "the emulated target, which sees it, says nothing of it" \
+		bash -c "! '$CGFW' check -b nft-emulated '$work/ctin.nft' 2>&1 | grep -q 'connection tracking'"
+fi
 check "the bpf backend, which sees it, says nothing" \
 	bash -c "[ -z \"\$('$CGFW' check -b bpf '$work/synack.nft' 2>&1)\" ]"
 check "check -b bpf refuses what the bpf backend cannot do, and says the auto choice" \

@@ -290,8 +290,13 @@ static bool mark_targets(const struct ir_table *t, const struct ir_rule *r,
 	return more;
 }
 
-/* The first rule that loads the TCP flags at egress, or NULL. */
-static const struct ir_rule *egress_tcp_flags(const struct ir_table *t)
+/*
+ * The first rule of @t, in the base chains of direction @dir and the
+ * chains they reach, for which @pred holds; or NULL.
+ */
+static const struct ir_rule *
+reached_rule(const struct ir_table *t, enum cgfw_dir dir,
+	     bool (*pred)(const struct ir_rule *r))
 {
 	const struct ir_rule *r, *found = NULL;
 	const struct ir_chain *c;
@@ -305,7 +310,7 @@ static const struct ir_rule *egress_tcp_flags(const struct ir_table *t)
 		return NULL;
 	i = 0;
 	list_for_each_entry(c, &t->chains, list)
-		seen[i++] = c->base && c->dir == CGFW_EGRESS;
+		seen[i++] = c->base && c->dir == dir;
 	while (more) {	/* and the chains those reach */
 		more = false;
 		i = 0;
@@ -319,7 +324,7 @@ static const struct ir_rule *egress_tcp_flags(const struct ir_table *t)
 	list_for_each_entry(c, &t->chains, list) {
 		if (seen[i++] && !found)
 			list_for_each_entry(r, &c->rules, list)
-				if (!found && loads_tcp_flags(r))
+				if (!found && pred(r))
 					found = r;
 	}
 	free(seen);
@@ -342,7 +347,7 @@ static int emulated_check(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs)
 	int ret = any_check(ctx, rs);
 
 	list_for_each_entry(t, &rs->tables, list) {
-		r = ret ? NULL : egress_tcp_flags(t);
+		r = ret ? NULL : reached_rule(t, CGFW_EGRESS, loads_tcp_flags);
 		if (r)
 			cgfw_log(ctx, CGFW_LOG_WARN,
 				 "%s:%u: the emulated target (inet, socket cgroupv2) does not see the SYN-ACK that a listening socket of the cgroup sends (it leaves from a request socket, which socket cgroupv2 does not tie to the cgroup): a rule on TCP flags at egress matches it with the native family and the bpf backend, not here",
@@ -365,10 +370,19 @@ static bool has_expr(const struct ir_rule *r, const char *name)
 	return found;
 }
 
+static bool uses_ct(const struct ir_rule *r)
+{
+	return has_expr(r, "ct");
+}
+
 /*
  * The native family runs where CGROUP_SKB programs do, and the kernel has
  * no reject there: said at the rule, with the target that has one, rather
- * than left to the kernel's refusal of the batch.
+ * than left to the kernel's refusal of the batch. At ingress the receive
+ * paths have dropped the packet's conntrack entry before the socket's
+ * filter runs, so a ct expression there finds none: a rule on ct state
+ * never matches an established connection. Said once a table, at the
+ * first such rule, as the emulated target's difference is.
  */
 static int native_check(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs)
 {
@@ -387,6 +401,13 @@ static int native_check(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs)
 				ret = -EOPNOTSUPP;
 			}
 		}
+	}
+	list_for_each_entry(t, &rs->tables, list) {
+		r = ret ? NULL : reached_rule(t, CGFW_INGRESS, uses_ct);
+		if (r)
+			cgfw_log(ctx, CGFW_LOG_WARN,
+				 "%s:%u: the native family sees no connection tracking at ingress (the kernel drops it before the socket's filter, where the family runs): ct matches no connection here, so ct state established never matches; the emulated target (-b nft-emulated) runs at the input hook, where it does",
+				 rs->src.name, r->loc.line);
 	}
 	return ret;
 }
