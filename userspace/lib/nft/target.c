@@ -406,7 +406,7 @@ static int native_check(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs)
 		r = ret ? NULL : reached_rule(t, CGFW_INGRESS, uses_ct);
 		if (r)
 			cgfw_log(ctx, CGFW_LOG_WARN,
-				 "%s:%u: the native family sees no connection tracking at ingress (the kernel drops it before the socket's filter, where the family runs): ct matches no connection here, so ct state established never matches; the emulated target (-b nft-emulated) runs at the input hook, where it does",
+				 "%s:%u: the native family sees no connection tracking at ingress (the kernel drops it before the socket's filter, where the family runs): ct finds no connection here, so every packet is ct state invalid and none is established; the emulated target (-b nft-emulated) runs at the input hook, where it does",
 				 rs->src.name, r->loc.line);
 	}
 	return ret;
