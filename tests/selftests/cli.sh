@@ -85,10 +85,13 @@ big 1000 > "$work/big1000.nft"
 check "a 5000-rule table applies with nft, and again (one ACK, not 5000)" \
 	bash -c "'$CGFW' apply -b nft '$work/big5000.nft' && '$CGFW' apply -b nft '$work/big5000.nft' &&
 		 [ \$('$CGFW' list big | grep -c 'counter packets') -eq 5000 ]"
+# (no nf_tables table named big is left: web, applied above, is one in
+# the guest, where auto takes the native family)
 check "a 1000-rule table applies with bpf, and replaces the nft one" \
 	bash -c "'$CGFW' apply -b bpf '$work/big1000.nft' &&
 		 [ \$('$CGFW' list big | grep -c 'counter packets') -eq 1000 ] &&
-		 [ -z \"\$(\${NFT_ALL:-nft} list tables)\" ]"
+		 tables=\$(\${NFT_ALL:-nft} list tables) && ! grep -q 'big\$' <<< \"\$tables\""
+
 # 17 indexable rules (a classifier's run) inlined at each of 320 jumps:
 # about 3,600 instructions for the verifier per copy with the classifier,
 # past its 1,000,000; rule by rule about 1,700 per copy
