@@ -14,6 +14,9 @@
 # checked before they are unpacked. Nothing is rebuilt when the tarballs,
 # the patches and this script are unchanged.
 set -euo pipefail
+# a make above us (make install-nft DESTDIR=...) must not reach the
+# upstream builds: their own make install would stage into its DESTDIR
+unset DESTDIR MAKEFLAGS MFLAGS MAKELEVEL
 top=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${1:-build}
 case $BUILD in /*) ;; *) BUILD=$top/$BUILD ;; esac
