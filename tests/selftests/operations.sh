@@ -208,6 +208,28 @@ for b in $backends; do
 	stop_daemon
 done
 
+# A named quota that runs out is announced by the packet path (a NEWOBJ
+# from no socket): not a change by another program. Were it taken for
+# one, the next commit of anyone (here nft's own table) would make the
+# daemon apply the file again, and the used-up quota would start over
+for b in $backends; do
+	case $b in nft-*) ;; *) continue ;; esac
+	"$CGFW" flush
+	rm -rf "${rules:?}"/* "$rules"/..?* 2>/dev/null
+	printf 'table cgroup qt {\n\tquota q { over 60 bytes }\n\tchain out {\n\t\ttype filter hook egress cgroup "%s" priority 0; policy accept;\n\t\tudp dport 9340 quota name "q" drop\n\t}\n}\n' "$cg" > "$rules/qt.nft"
+	start_daemon "$b"
+	check "$b: quota: applied" wait_for 30 has_table qt
+	for _ in 1 2 3 4; do dropped_in "$cg" 9340; done	# 4 x 29 bytes: over
+	check "$b: quota: used up, 9340 is dropped" dropped_in "$cg" 9340
+	nft add table inet other && nft delete table inet other
+	sleep 0.5	# past the daemon's MONITOR_MS
+	check "$b: quota: another program's commit after it ran out: still dropped" \
+		dropped_in "$cg" 9340
+	check "$b: quota: the daemon did not take the quota's event for a change" \
+		not said 'by another program: applying them again'
+	stop_daemon
+done
+
 # A bpf program detached by another tool (bpftool link detach): nf_tables
 # says nothing of it; the daemon finds it unbound within a second or two
 # and applies the table again

@@ -772,6 +772,12 @@ static void monitor_read(struct daemon *d)
 		     nlh = NLMSG_NEXT(nlh, len)) {
 			if (NFNL_SUBSYS_ID(nlh->nlmsg_type) != NFNL_SUBSYS_NFTABLES)
 				continue;
+			/*
+			 * what the packet path announces (a quota that ran
+			 * out) is no commit: it comes from no socket
+			 */
+			if (!nlh->nlmsg_pid)
+				continue;
 			type = NFNL_MSG_TYPE(nlh->nlmsg_type);
 			if (type == NFT_MSG_NEWGEN) {
 				/* the end of a commit: whose? */
