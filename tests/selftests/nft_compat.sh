@@ -80,7 +80,7 @@ check "what nft list ruleset saved loads again (nftables.conf)" \
 	bash -c "nft -c -f '$work/out'"
 if sends; then not_ok "the cgroup tables drop"; else ok "the cgroup tables drop"; fi
 
-# nftables.service: nft flush ruleset, then its file
+# nftables.service's start, reload and stop: nft flush ruleset
 check "nft flush ruleset removes nft's own table" \
 	bash -c "nft flush ruleset && [ -z \"\$(nft list tables)\" ]"
 if sends; then
