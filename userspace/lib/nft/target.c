@@ -340,19 +340,32 @@ reached_rule(const struct ir_table *t, enum cgfw_dir dir,
  * TCP flags at egress is where that is meant: said once a table, at the
  * first one.
  */
-static int emulated_check(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs)
+/*
+ * Say @what at the first rule of each table, in the chains that direction
+ * @dir reaches, for which @pred holds.
+ */
+static void warn_reached(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
+			 enum cgfw_dir dir,
+			 bool (*pred)(const struct ir_rule *r), const char *what)
 {
 	const struct ir_table *t;
 	const struct ir_rule *r;
-	int ret = any_check(ctx, rs);
 
 	list_for_each_entry(t, &rs->tables, list) {
-		r = ret ? NULL : reached_rule(t, CGFW_EGRESS, loads_tcp_flags);
+		r = reached_rule(t, dir, pred);
 		if (r)
-			cgfw_log(ctx, CGFW_LOG_WARN,
-				 "%s:%u: the emulated target (inet, socket cgroupv2) does not see the SYN-ACK that a listening socket of the cgroup sends (it leaves from a request socket, which socket cgroupv2 does not tie to the cgroup): a rule on TCP flags at egress matches it with the native family and the bpf backend, not here",
-				 rs->src.name, r->loc.line);
+			cgfw_log(ctx, CGFW_LOG_WARN, "%s:%u: %s", rs->src.name,
+				 r->loc.line, what);
 	}
+}
+
+static int emulated_check(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs)
+{
+	int ret = any_check(ctx, rs);
+
+	if (!ret)
+		warn_reached(ctx, rs, CGFW_EGRESS, loads_tcp_flags,
+			     "the emulated target (inet, socket cgroupv2) does not see the SYN-ACK that a listening socket of the cgroup sends (it leaves from a request socket, which socket cgroupv2 does not tie to the cgroup): a rule on TCP flags at egress matches it with the native family and the bpf backend, not here");
 	return ret;
 }
 
@@ -402,13 +415,9 @@ static int native_check(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs)
 			}
 		}
 	}
-	list_for_each_entry(t, &rs->tables, list) {
-		r = ret ? NULL : reached_rule(t, CGFW_INGRESS, uses_ct);
-		if (r)
-			cgfw_log(ctx, CGFW_LOG_WARN,
-				 "%s:%u: the native family sees no connection tracking at ingress (the kernel drops it before the socket's filter, where the family runs): ct finds no connection here, so every packet is ct state invalid and none is established; the emulated target (-b nft-emulated) runs at the input hook, where it does",
-				 rs->src.name, r->loc.line);
-	}
+	if (!ret)
+		warn_reached(ctx, rs, CGFW_INGRESS, uses_ct,
+			     "the native family sees no connection tracking at ingress (the kernel drops it before the socket's filter, where the family runs): ct finds no connection here, so every packet is ct state invalid and none is established; the emulated target (-b nft-emulated) runs at the input hook, where it does");
 	return ret;
 }
 
