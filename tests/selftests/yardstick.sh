@@ -79,33 +79,30 @@ reason() {
 		sed -E '/^Could not process rule: /!s/^([^:(]*).*/\1/' |
 		head -1 >> "$work/$1-reasons"
 }
+# judge B CMD...: run cgfw CMD on the rule of $d as backend B; count it
+# taken (B_ok), refused at the rule (B_why) or neither (bad)
+judge() {
+	local b=$1 rc
+	shift
+	(cd "$d" && "$CGFW" "$@" cgfw.nft) > /dev/null 2> "$d/$b.err"
+	rc=$?
+	if [ $rc = 0 ]; then
+		eval "${b}_ok=\$((${b}_ok + 1))"
+	elif [ $rc = 1 ] && explained cgfw.nft "$d/$b.err"; then
+		eval "${b}_why=\$((${b}_why + 1))"
+		reason "$b" "$d/$b.err"
+	else
+		bad+=("$b backend, exit $rc: $(cat "$d/rule"): $(head -c 300 "$d/$b.err")")
+	fi
+}
 total=0 stock=0 nft_ok=0 nft_why=0 bpf_ok=0 bpf_why=0
 bad=()
 for d in "$work"/r*; do
 	total=$((total + 1))
 	nft -c -f "$d/stock.nft" > /dev/null 2>&1 || continue
 	stock=$((stock + 1))
-	rule=$(cat "$d/rule")
-	(cd "$d" && "$CGFW" check -b nft cgfw.nft) > /dev/null 2> "$d/nft.err"
-	rc=$?
-	if [ $rc = 0 ]; then
-		nft_ok=$((nft_ok + 1))
-	elif [ $rc = 1 ] && explained cgfw.nft "$d/nft.err"; then
-		nft_why=$((nft_why + 1))
-		reason nft "$d/nft.err"
-	else
-		bad+=("nft backend, exit $rc: $rule: $(head -c 300 "$d/nft.err")")
-	fi
-	(cd "$d" && "$CGFW" compile -b bpf cgfw.nft) > /dev/null 2> "$d/bpf.err"
-	rc=$?
-	if [ $rc = 0 ]; then
-		bpf_ok=$((bpf_ok + 1))
-	elif [ $rc = 1 ] && explained cgfw.nft "$d/bpf.err"; then
-		bpf_why=$((bpf_why + 1))
-		reason bpf "$d/bpf.err"
-	else
-		bad+=("bpf backend, exit $rc: $rule: $(head -c 300 "$d/bpf.err")")
-	fi
+	judge nft check -b nft
+	judge bpf compile -b bpf
 done
 
 if [ ${#bad[@]} = 0 ]; then
