@@ -33,6 +33,20 @@ expect_count() {	# expect_count TABLE CHAIN PORT N
 	[ "$got" = "$4" ] || { echo "# $1 $2 port $3: $got packets, expected $4"; false; }
 }
 
+# ran_first DIR ALLOW_PORT AUDIT_PORT: the table that runs first at DIR
+# counted the other's dropped port, the later one never saw its own. The
+# emulated target's inet hooks come before the CGROUP_SKB point, the
+# native family's chains after its programs.
+ran_first() {
+	local first=allow fp=$3 later=audit lp=$2
+	if [ "$be" = nft-emulated ]; then
+		first=audit fp=$2 later=allow lp=$3
+	fi
+	check "$be: $1: the $first table ran first: it saw $fp, the $later table never saw $lp" \
+		bash -c "$(declare -f count expect_count); CGFW='$CGFW'
+			 expect_count $first $1 $fp 1 && expect_count $later $1 $lp 0"
+}
+
 # the allowlist, compiled to CGROUP_SKB programs: port 7001 is not on it
 cat > "$work/allow.nft" <<EOF
 table cgroup allow {
@@ -88,17 +102,7 @@ for be in $nft_targets; do
 	check "$be: egress: the audit table counted 7002 and 7003" \
 		bash -c "$(declare -f count expect_count); CGFW='$CGFW'
 			 expect_count audit egress 7002 1 && expect_count audit egress 7003 1"
-	if [ "$be" = nft-emulated ]; then
-		# the inet output hook comes before the CGROUP_SKB point
-		check "$be: egress: the audit table ran first: it saw 7001, the allowlist never saw 7002" \
-			bash -c "$(declare -f count expect_count); CGFW='$CGFW'
-				 expect_count audit egress 7001 1 && expect_count allow egress 7002 0"
-	else
-		# the native chains come after the CGROUP_SKB programs
-		check "$be: egress: the allowlist ran first: it saw 7002, the audit table never saw 7001" \
-			bash -c "$(declare -f count expect_count); CGFW='$CGFW'
-				 expect_count allow egress 7002 1 && expect_count audit egress 7001 0"
-	fi
+	ran_first egress 7001 7002
 
 	# ingress: a datagram from outside the cgroup to a socket of it,
 	# which echoes it (cgfw-traffic exits 2 when no echo comes)
@@ -126,15 +130,7 @@ for be in $nft_targets; do
 		check "$be: ingress: the allowlist and the audit table counted 7103" \
 			bash -c "$(declare -f count expect_count); CGFW='$CGFW'
 				 expect_count allow ingress 7103 1 && expect_count audit ingress 7103 1"
-		if [ "$be" = nft-emulated ]; then
-			check "$be: ingress: the audit table ran first (input hook): it saw 7101, the allowlist never saw 7102" \
-				bash -c "$(declare -f count expect_count); CGFW='$CGFW'
-					 expect_count audit ingress 7101 1 && expect_count allow ingress 7102 0"
-		else
-			check "$be: ingress: the allowlist ran first: it saw 7102, the audit table never saw 7101" \
-				bash -c "$(declare -f count expect_count); CGFW='$CGFW'
-					 expect_count allow ingress 7102 1 && expect_count audit ingress 7101 0"
-		fi
+		ran_first ingress 7101 7102
 	fi
 
 	check "$be: the audit table deleted, 7002 passes" \
