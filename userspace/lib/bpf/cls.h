@@ -184,6 +184,8 @@ struct cls_params {
 	unsigned int dense_space;	/* a dense block's entries <= this *
 					 * the whole block's; 0: never */
 	size_t budget;		/* entries in all leaves, at most */
+	size_t part_min;	/* boxes that make partitions; 0: never */
+	size_t part_bytes;	/* unless one tree takes at most this a box */
 };
 
 void cgfw_cls_default_params(struct cls_params *p);

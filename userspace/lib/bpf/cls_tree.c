@@ -41,6 +41,8 @@ void cgfw_cls_default_params(struct cls_params *p)
 	p->fork_min = 8;
 	p->dense_space = 3;
 	p->budget = 0;	/* 0: 16 * boxes + 65536 */
+	p->part_min = 1024;
+	p->part_bytes = 512;
 }
 
 void cgfw_cls_blob_release(struct cls_blob *b)
@@ -93,6 +95,9 @@ struct bctx {
 	size_t cap_ranges;
 	int64_t *diff;		/* 2^max_cuts_log2 + 2 */
 	uint8_t *brk;		/* as many */
+	bool parted;		/* building a partition, or one tree */
+	size_t trial_limit;	/* blob length the one tree may reach */
+	bool trial_failed;	/* it did */
 };
 
 /* Real values of a dim: [0, 2^(8 len) - 1]. */
@@ -959,6 +964,10 @@ static int cut_dim(struct bctx *b, uint32_t *boxes, size_t n, uint64_t *rlo,
 		b->st->budget_hit = true;
 		goto out;
 	}
+	if (b->blob->len > b->trial_limit) {
+		b->trial_failed = true;
+		goto out;
+	}
 	to_children(b, boxes, n, rlo, rhi, &s, true);
 	share_groups(&s);
 	if (s.n_side)
@@ -1005,6 +1014,152 @@ out:
 	return ret;
 }
 
+/* Is box @i wide in dim @d: more than half the dim's bits free? */
+static bool wide(const struct bctx *b, uint32_t i, size_t d)
+{
+	const struct cls_dim *dim = &b->in->dims[d];
+	uint64_t lo = blo(b, i)[d], hi = bhi(b, i)[d];
+
+	if (hi > dim_max(dim))
+		hi = dim_max(dim);
+	return hi < lo || bits_of(hi - lo + 1) > 4 * dim->len;
+}
+
+/*
+ * The two dims of 4 bytes in which most boxes are narrow: a box is in
+ * partition 2 * (wide in the first) + (wide in the second). -1: none.
+ */
+static int part_dims(const struct bctx *b, const uint32_t *boxes, size_t n,
+		     size_t *da, size_t *db)
+{
+	size_t d, i, best[2] = { 0, 0 }, narrow;
+	int found = 0;
+
+	for (d = 0; d < b->in->n_dims; d++) {
+		if (b->in->dims[d].len != 4 || b->in->dims[d].live)
+			continue;
+		for (i = 0, narrow = 0; i < n; i++)
+			narrow += !wide(b, boxes[i], d);
+		if (!narrow)
+			continue;
+		if (narrow > best[0]) {
+			best[1] = best[0];
+			*db = *da;
+			best[0] = narrow;
+			*da = d;
+			found++;
+		} else if (narrow > best[1]) {
+			best[1] = narrow;
+			*db = d;
+			found++;
+		}
+	}
+	return found >= 2 ? 0 : -1;
+}
+
+/*
+ * Partitions (CutSplit's, after the fields in which a rule is small),
+ * each its own tree, walked one after the other in the order of their
+ * lowest rules, each behind a guard: as a fork's sides.
+ */
+static int build_parts(struct bctx *b, uint32_t *boxes, size_t n,
+		       uint64_t *rlo, uint64_t *rhi, unsigned int depth,
+		       uint32_t end, struct cls_node *out)
+{
+	uint64_t plo[CLS_MAX_DIMS], phi[CLS_MAX_DIMS];
+	uint32_t *part[4], min[4], order[4], cont = end, off, guard;
+	size_t np[4] = { 0 }, da = 0, db = 0, i, k, m = 0;
+	int ret = 0;
+
+	if (part_dims(b, boxes, n, &da, &db))
+		return 1;
+	for (k = 0; k < 4; k++) {
+		part[k] = malloc((n ? n : 1) * sizeof(**part));
+		min[k] = UINT32_MAX;
+	}
+	for (i = 0; i < n; i++) {
+		k = 2 * wide(b, boxes[i], da) + wide(b, boxes[i], db);
+		if (!np[k])
+			min[k] = b->in->box_rule[boxes[i]];
+		if (part[k])
+			part[k][np[k]++] = boxes[i];
+	}
+	for (k = 0; k < 4; k++) {
+		if (!part[k]) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		if (np[k])
+			order[m++] = k;
+	}
+	/* lowest rule first */
+	for (i = 1; i < m; i++)
+		for (k = i; k > 0 && min[order[k]] < min[order[k - 1]]; k--) {
+			uint32_t t = order[k];
+
+			order[k] = order[k - 1];
+			order[k - 1] = t;
+		}
+	b->parted = true;
+	for (i = m; i-- > 0;) {
+		k = order[i];
+		memcpy(plo, rlo, sizeof(plo));
+		memcpy(phi, rhi, sizeof(phi));
+		ret = build(b, part[k], np[k], plo, phi, depth, 0, cont, out);
+		if (ret || !i)
+			break;
+		ret = cgfw_cls_blob_add(b->blob, out, sizeof(*out), &off);
+		ret = ret ? : add_guard(b, off, cont, min[k], &guard);
+		if (ret)
+			break;
+		link_guard(b, guard, off);
+		cont = guard;
+	}
+out:
+	for (k = 0; k < 4; k++)
+		free(part[k]);
+	b->parted = false;
+	return ret;
+}
+
+/*
+ * One tree, unless it takes more than prm->part_bytes a box: then the
+ * partitions. The tree's records, made first, are taken back.
+ */
+static int cut_or_part(struct bctx *b, uint32_t *boxes, size_t n,
+		       uint64_t *rlo, uint64_t *rhi, unsigned int depth,
+		       unsigned int forks, uint32_t cont,
+		       const struct cutplan *best, struct cls_node *out,
+		       bool *done)
+{
+	size_t len = b->blob->len, limit = b->trial_limit;
+	struct cls_stats st = *b->st;
+	int ret;
+
+	b->parted = true;
+	b->trial_limit = len + b->prm->part_bytes * n;
+	ret = cut_dim(b, boxes, n, rlo, rhi, depth, forks, cont, best, out,
+		      done);
+	b->parted = false;
+	b->trial_limit = limit;
+	if (ret || !b->trial_failed)
+		return ret;
+	b->trial_failed = false;
+	b->blob->len = len;
+	*b->st = st;
+	ret = build_parts(b, boxes, n, rlo, rhi, depth, cont, out);
+	if (ret <= 0) {
+		*done = !ret;
+		return ret;
+	}
+	/* nothing to partition on: the one tree, without a limit */
+	b->parted = true;
+	ret = cut_dim(b, boxes, n, rlo, rhi, depth, forks, cont, best, out,
+		      done);
+	b->parted = false;
+	return ret;
+}
+
 /* How many boxes do not cover the region in dim @d? */
 static size_t constrained(const struct bctx *b, const uint32_t *boxes,
 			  size_t n, const uint64_t *rlo, const uint64_t *rhi,
@@ -1044,8 +1199,13 @@ static int cut(struct bctx *b, uint32_t *boxes, size_t n, uint64_t *rlo,
 		      (c.partial == best.partial && c.sum < best.sum))))
 			best = c;
 	}
-	if (best.score == UINT64_MAX || b->st->budget_hit)
+	if (best.score == UINT64_MAX || b->st->budget_hit || b->trial_failed)
 		return 0;
+	/* below the cuts on a family or a protocol: partitions, once */
+	if (!b->parted && b->prm->part_min && n >= b->prm->part_min &&
+	    in->dims[best.d].len != 1)
+		return cut_or_part(b, boxes, n, rlo, rhi, depth, forks, cont,
+				   &best, out, done);
 	return cut_dim(b, boxes, n, rlo, rhi, depth, forks, cont, &best, out,
 		       done);
 }
@@ -1085,6 +1245,7 @@ int cgfw_cls_build(const struct cls_input *in, const struct cls_params *prm,
 		return -E2BIG;
 	memset(st, 0, sizeof(*st));
 	b.budget = prm->budget ? prm->budget : 16 * in->n_boxes + 65536;
+	b.trial_limit = SIZE_MAX;
 	for (i = 0; i < in->n_dims; i++) {
 		rlo[i] = 0;
 		rhi[i] = CLS_ABSENT;
