@@ -137,6 +137,18 @@ $(BUILD)/bench/cgfw_bench: $(BENCH_SRCS) bench/bench.h $(PROBE_H) \
 	$(Q)$(CC) $(TEST_CFLAGS) -Ibench -o $@ $(BENCH_SRCS) $(LDFLAGS) \
 		$(PKG_LIBS) -lm
 
+# ClassBench's own lists and traces (../shared/classbench) on the bpf
+# backend: a packet's cost over one rule's, verdicts checked.
+$(BUILD)/bench/cb_trace: bench/classbench/cb_trace.c $(PROBE_H) \
+		$(TEST_LIB)/classbench.h
+	$(call msg,CC,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(TEST_CFLAGS) -Wno-unused-result -o $@ $< $(LDFLAGS) \
+		$(PKG_LIBS)
+
+bench-classbench: $(CGFW) $(BUILD)/bench/cb_trace
+	$(Q)$(BUILD)/bench/cb_trace $(CB_TRACE_ARGS)
+
 # The guest kernel and the VM.
 VM_DEB_PKGS := flex bison bc libssl-dev cpio ccache qemu-system-x86 \
 	xz-utils linux-source-6.12

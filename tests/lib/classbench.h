@@ -24,16 +24,20 @@
 #ifndef CGFW_CLASSBENCH_H
 #define CGFW_CLASSBENCH_H
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <arpa/inet.h>
 
 #define CB_TCP 6
 #define CB_UDP 17
+/* ports of any protocol: "meta l4proto { tcp, udp } th sport ..." */
+#define CB_TCPUDP 256
 
 struct cb_rng {
 	uint64_t s;
@@ -69,7 +73,7 @@ struct cb_rule {
 	int v6;
 	struct cb_addr src, dst;
 	int slen, dlen;		/* prefix lengths, 0: any */
-	int proto;		/* 0: any (then no ports) */
+	int proto;		/* 0: any (then no ports), CB_TCPUDP */
 	int sport[2], dport[2];	/* inclusive ranges, [0, 65535]: any */
 	int drop;		/* else accept */
 	int counter;
@@ -396,12 +400,19 @@ static inline void cb_rule_text(FILE *f, const struct cb_rule *ru)
 		fprintf(f, ru->dlen == bits ? "%s daddr %s " : "%s daddr %s/%d ",
 			ip, a, ru->dlen);
 	}
-	if (ru->proto) {
+	if (ru->proto == CB_TCP || ru->proto == CB_UDP) {
 		cb_port_str(f, proto, "sport", ru->sport);
 		cb_port_str(f, proto, "dport", ru->dport);
 		if (ru->sport[0] == 0 && ru->sport[1] == 65535 &&
 		    ru->dport[0] == 0 && ru->dport[1] == 65535)
 			fprintf(f, "meta l4proto %s ", proto);
+	} else if (ru->proto) {
+		if (ru->proto == CB_TCPUDP)
+			fprintf(f, "meta l4proto { tcp, udp } ");
+		else
+			fprintf(f, "meta l4proto %d ", ru->proto);
+		cb_port_str(f, "th", "sport", ru->sport);
+		cb_port_str(f, "th", "dport", ru->dport);
 	}
 	fprintf(f, "%s%s", ru->counter ? "counter " : "",
 		ru->drop ? "drop" : "accept");
@@ -437,8 +448,10 @@ static inline bool cb_rule_matches(const struct cb_rule *ru,
 		return false;
 	if (!ru->proto)
 		return true;
-	return ru->proto == p->proto &&
-	       p->sport >= ru->sport[0] && p->sport <= ru->sport[1] &&
+	if (ru->proto == CB_TCPUDP ? p->proto != CB_TCP && p->proto != CB_UDP :
+				     ru->proto != p->proto)
+		return false;
+	return p->sport >= ru->sport[0] && p->sport <= ru->sport[1] &&
 	       p->dport >= ru->dport[0] && p->dport <= ru->dport[1];
 }
 
@@ -496,7 +509,8 @@ static inline void cb_packet_in(struct cb_rng *r, const struct cb_set *s,
 				cb_set_bit(a, j, cb_rnd(r, 2));
 		}
 	}
-	p->proto = ru->proto ? ru->proto : cb_rnd(r, 2) ? CB_TCP : CB_UDP;
+	p->proto = ru->proto && ru->proto != CB_TCPUDP ? ru->proto :
+		   cb_rnd(r, 2) ? CB_TCP : CB_UDP;
 	for (k = 0; k < 2; k++) {
 		const int *pr = k ? ru->dport : ru->sport;
 		int *v = k ? &p->dport : &p->sport, lo = pr[0], hi = pr[1];
@@ -614,6 +628,180 @@ static inline int cb_bench_packet(struct cb_rng *r, const struct cb_set *s,
 	if (m < 0 && kind == 0)
 		m = cb_packet_hit(r, s, v6, 0, s->n, p);
 	return m < 0 ? -2 : m;
+}
+
+/* ---- ClassBench's own files (ClassBench's db_generator, trace_generator) ---- */
+
+/* A file, through "xz -dc" if its name ends in .xz; NULL with errno. */
+static inline FILE *cb_open(const char *path, bool *piped)
+{
+	size_t n = strlen(path);
+	char cmd[4200];
+
+	*piped = n > 3 && !strcmp(path + n - 3, ".xz");
+	if (!*piped)
+		return fopen(path, "re");
+	if (strchr(path, '\'') || n > 4000) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (access(path, R_OK))
+		return NULL;
+	snprintf(cmd, sizeof(cmd), "xz -dc -- '%s'", path);
+	return popen(cmd, "re");
+}
+
+static inline int cb_close(FILE *f, bool piped)
+{
+	if (!piped)
+		return fclose(f);
+	return pclose(f) ? (errno = EIO, -1) : 0;
+}
+
+static inline bool cb_parse_prefix(const char *s, struct cb_addr *a, int *len)
+{
+	unsigned int b[4], l;
+	int i;
+
+	if (sscanf(s, "%u.%u.%u.%u/%u", &b[0], &b[1], &b[2], &b[3], &l) != 5 ||
+	    l > 32)
+		return false;
+	memset(a, 0, sizeof(*a));
+	for (i = 0; i < 4; i++) {
+		if (b[i] > 255)
+			return false;
+		a->b[i] = b[i];
+	}
+	cb_mask(a, l, 32, 0);
+	*len = l;
+	return true;
+}
+
+/*
+ * A filter set ("@SRC/LEN DST/LEN SP : SP DP : DP PROTO/MASK FLAGS/MASK"),
+ * in order. Rule i accepts when i is even and drops when it is odd.
+ * Ports of any protocol are CB_TCPUDP's. 0, or -1 with errno (EINVAL:
+ * a line that does not parse, its number in *@line).
+ */
+static inline int cb_load(struct cb_set *s, const char *path, int *line)
+{
+	char buf[512];
+	bool piped;
+	FILE *f = cb_open(path, &piped);
+	int cap = 0;
+
+	memset(s, 0, sizeof(*s));
+	*line = 0;
+	if (!f)
+		return -1;
+	while (fgets(buf, sizeof(buf), f)) {
+		char src[64], dst[64];
+		unsigned int sp[2], dp[2], proto, pmask;
+		struct cb_rule *ru;
+
+		++*line;
+		if (sscanf(buf, "@%63s %63s %u : %u %u : %u %x/%x", src, dst,
+			   &sp[0], &sp[1], &dp[0], &dp[1], &proto,
+			   &pmask) != 8)
+			goto bad;
+		if (s->n == cap) {
+			struct cb_rule *nr;
+
+			cap = cap ? 2 * cap : 1024;
+			nr = realloc(s->rules, cap * sizeof(*nr));
+			if (!nr)
+				goto fail;
+			s->rules = nr;
+		}
+		ru = &s->rules[s->n];
+		memset(ru, 0, sizeof(*ru));
+		if (!cb_parse_prefix(src, &ru->src, &ru->slen) ||
+		    !cb_parse_prefix(dst, &ru->dst, &ru->dlen) ||
+		    sp[0] > sp[1] || sp[1] > 65535 || dp[0] > dp[1] ||
+		    dp[1] > 65535 || (pmask != 0 && pmask != 0xff) ||
+		    proto > 255)
+			goto bad;
+		ru->sport[0] = sp[0];
+		ru->sport[1] = sp[1];
+		ru->dport[0] = dp[0];
+		ru->dport[1] = dp[1];
+		ru->proto = pmask ? (int)proto : 0;
+		if (!ru->proto && (sp[0] || sp[1] != 65535 || dp[0] ||
+				   dp[1] != 65535))
+			ru->proto = CB_TCPUDP;
+		ru->drop = s->n & 1;
+		s->n++;
+	}
+	*line = 0;
+	if (cb_close(f, piped))
+		goto fail_closed;
+	return 0;
+bad:
+	errno = EINVAL;
+fail:
+	cb_close(f, piped);
+fail_closed:
+	cb_free(s);
+	return -1;
+}
+
+/*
+ * A header trace ("SRC DST SPORT DPORT PROTO FLAGS FILTER", decimal), at
+ * most @max packets: their number, or -1 with errno.
+ */
+static inline int cb_load_trace(const char *path, struct cb_packet **out,
+				int max)
+{
+	struct cb_packet *pk = NULL;
+	char buf[256];
+	bool piped;
+	FILE *f = cb_open(path, &piped);
+	int n = 0, cap = 0;
+
+	*out = NULL;
+	if (!f)
+		return -1;
+	while (n < max && fgets(buf, sizeof(buf), f)) {
+		unsigned long src, dst;
+		unsigned int sp, dp, proto;
+		struct cb_packet *p;
+		uint32_t a;
+
+		if (sscanf(buf, "%lu %lu %u %u %u", &src, &dst, &sp, &dp,
+			   &proto) != 5 || src > 0xffffffffUL ||
+		    dst > 0xffffffffUL || sp > 65535 || dp > 65535 ||
+		    proto > 255) {
+			errno = EINVAL;
+			goto fail;
+		}
+		if (n == cap) {
+			cap = cap ? 2 * cap : 1024;
+			p = realloc(pk, cap * sizeof(*p));
+			if (!p)
+				goto fail;
+			pk = p;
+		}
+		p = &pk[n++];
+		memset(p, 0, sizeof(*p));
+		a = htonl(src);
+		memcpy(p->src.b, &a, 4);
+		a = htonl(dst);
+		memcpy(p->dst.b, &a, 4);
+		p->sport = sp;
+		p->dport = dp;
+		p->proto = proto;
+	}
+	/* stopped early, xz dies of SIGPIPE: not an error */
+	if (cb_close(f, piped) && n < max) {
+		free(pk);
+		return -1;
+	}
+	*out = pk;
+	return n;
+fail:
+	cb_close(f, piped);
+	free(pk);
+	return -1;
 }
 
 #endif

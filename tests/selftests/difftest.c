@@ -21,8 +21,14 @@
  * a port range and one beyond each, inside overlapping rules, and misses.
  * TCP packets are connection attempts (their SYN), UDP ones datagrams.
  *
+ * Then, with -C DIR, ClassBench's own lists acl1_10k, fw1_10k and ipc1_10k
+ * (tests/lib/classbench.h's cb_load(): rule i accepts when i is even, a
+ * counter on every fourth rule) and the first PACKETS_PER_TRACE packets of
+ * their traces; skipped, with the reason, where DIR does not have them.
+ *
  *   difftest [-s SEED] [-r RULESETS] [-p PACKETS_PER_RULESET]
  *	      [-L RULES] [-l LISTS] [-P PACKETS_PER_LIST]
+ *	      [-C DIR] [-T PACKETS_PER_TRACE]
  *
  * Runs as root in its own network and mount namespace. Prints TAP.
  * Environment: CGFW, the cgfw binary (default build/cgfw).
@@ -664,8 +670,8 @@ static int send_cb(const struct cb_packet *p)
 	struct sockaddr_storage dst = { 0 };
 	socklen_t dlen;
 	size_t len, l3 = p->v6 ? 40 : 20;
-	size_t l4len = p->proto == CB_TCP ? 20 : 8 + 8;
-	int fd, ret;
+	size_t l4len = p->proto == CB_TCP ? 20 : p->proto == CB_UDP ? 16 : 8;
+	int fd, ret, one = 1;
 
 	len = l3 + l4len;
 	l4 = pkt + l3;
@@ -704,14 +710,18 @@ static int send_cb(const struct cb_packet *p)
 		l4[12] = 5 << 4;	/* data offset */
 		l4[13] = 0x02;		/* SYN */
 		l4[15] = 0xff;		/* window */
-	} else {
+	} else if (p->proto == CB_UDP) {
 		l4[4] = l4len >> 8;
 		l4[5] = l4len;
 	}
 	fd = socket(p->v6 ? AF_INET6 : AF_INET, SOCK_RAW | SOCK_CLOEXEC,
 		    IPPROTO_RAW);
-	if (fd < 0)
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_BROADCAST, &one,
+				 sizeof(one))) {
+		if (fd >= 0)
+			close(fd);
 		return PROBE_ERROR;
+	}
 	ret = sendto(fd, pkt, len, 0, (struct sockaddr *)&dst, dlen) ==
 	      (ssize_t)len ? PROBE_PASSED :
 	      errno == EPERM ? PROBE_EPERM : PROBE_ERROR;
@@ -739,65 +749,47 @@ static int large_setup(void)
 }
 
 /*
- * One list of @n_rules rules and @n_packets packets: the oracle, then each
- * contender; its differences into the contenders. Reports printed.
+ * List @s, written to @rules_path, and its @n_packets packets: the oracle,
+ * then each contender; its differences into the contenders. @what names
+ * the list in reports. Reports printed.
  */
-static int large_list(struct contender *cs, int n_cs, const char *cg,
-		      const char *rules_path, int n_rules, int n_packets,
-		      unsigned long long seed, int reported)
+static int run_list(struct contender *cs, int n_cs, const char *rules_path,
+		    const struct cb_set *s, bool policy_drop,
+		    const struct cb_packet *pk, int n_packets, const char *what,
+		    int reported)
 {
 	static char cnt_oracle[1 << 18], cnt[1 << 18], out[8192];
-	struct cb_packet *pk = calloc(n_packets + 1, sizeof(*pk));
 	int *oracle = calloc(n_packets + 1, sizeof(*oracle));
 	int *ref = calloc(n_packets + 1, sizeof(*ref));
-	struct cb_cfg cfg;
-	struct cb_set s;
-	struct cb_rng r;
 	int i, k, disagree = 0;
 	FILE *f;
 
-	cb_default_cfg(&cfg);
-	cb_generate(&s, &cfg, n_rules, seed);
-	cb_seed(&r, seed ^ 0xd1ff);
-	for (i = 0; i < n_packets; i++) {
-		int kind = cb_rnd(&r, 10);
-
-		if (!n_rules || kind == 0) {
-			if (cb_packet_miss(&r, &s, cb_rnd(&r, 2), &pk[i]))
-				cb_packet_in(&r, &s, 0, true, &pk[i]);
-		} else {
-			/* edges mostly; a rule's inside, where rules overlap */
-			cb_packet_in(&r, &s, cb_rnd(&r, n_rules), kind > 2,
-				     &pk[i]);
-		}
-		ref[i] = cb_match(&s, &pk[i]);
-	}
+	for (i = 0; i < n_packets; i++)
+		ref[i] = cb_match(s, &pk[i]);
 	f = fopen(rules_path, "w");
-	if (!f)
+	if (!f || !oracle || !ref)
 		goto out;
-	cb_table_text(f, &s, "t", cg, "egress", cb_rnd(&r, 2));
+	cb_table_text(f, s, "t", cg_name, "egress", policy_drop);
 	fclose(f);
 	if (run(out, sizeof(out), "%s apply -b nft-emulated %s 2>&1",
 		cgfw_bin(), rules_path)) {
-		printf("# list of %d rules (seed %llu): the oracle refused it:\n# %s",
-		       n_rules, seed, out);
+		printf("# %s: the oracle refused it:\n# %s", what, out);
 		for (k = 0; k < n_cs; k++)
 			cs[k].bad++;
 		goto out;
 	}
-	wait_no_bpf(cg);
+	wait_no_bpf(cg_name);
 	for (i = 0; i < n_packets; i++) {
 		oracle[i] = send_cb(&pk[i]);
-		/* the generator's first match: a check of the generator */
-		disagree += ref[i] < 0 ? false :
-			    (oracle[i] == PROBE_EPERM) != s.rules[ref[i]].drop;
+		/* the reference first match: a check of the lists' reading */
+		disagree += (oracle[i] == PROBE_EPERM) !=
+			    (ref[i] >= 0 ? s->rules[ref[i]].drop : policy_drop);
 	}
 	if (disagree)
-		printf("# list of %d rules (seed %llu): the generator's first match and nft disagree on %d packets\n",
-		       n_rules, seed, disagree);
+		printf("# %s: the reference first match and nft disagree on %d packets\n",
+		       what, disagree);
 	if (counters(cnt_oracle, sizeof(cnt_oracle))) {
-		printf("# list of %d rules: cgfw list of the oracle failed\n",
-		       n_rules);
+		printf("# %s: cgfw list of the oracle failed\n", what);
 		for (k = 0; k < n_cs; k++)
 			cs[k].bad_counters++;
 		goto out;
@@ -809,14 +801,14 @@ static int large_list(struct contender *cs, int n_cs, const char *cg,
 			cgfw_bin(), c->backend, rules_path)) {
 			c->bad++;
 			if (reported++ < 3)
-				printf("# list of %d rules (seed %llu): the %s backend refused it:\n# %s",
-				       n_rules, seed, c->backend, out);
+				printf("# %s: the %s backend refused it:\n# %s",
+				       what, c->backend, out);
 			continue;
 		}
 		if (strcmp(c->backend, "bpf")) {
-			wait_no_bpf(cg);
+			wait_no_bpf(cg_name);
 		} else {
-			unsigned int v = verified_insns(cg);
+			unsigned int v = verified_insns(cg_name);
 
 			c->verified = v > c->verified ? v : c->verified;
 		}
@@ -834,36 +826,151 @@ static int large_list(struct contender *cs, int n_cs, const char *cg,
 			if (reported++ >= 3)
 				continue;
 			cb_packet_str(&pk[i], desc, sizeof(desc));
-			printf("# list of %d rules (seed %llu), packet %s: nft-emulated says %s, %s says %s; first match by the generator: rule %d:\n#   ",
-			       n_rules, seed, desc, probe_str(oracle[i]),
-			       c->backend, probe_str(v), ref[i] + 1);
+			printf("# %s, packet %s: nft-emulated says %s, %s says %s; first match by the reference: rule %d:\n#   ",
+			       what, desc, probe_str(oracle[i]), c->backend,
+			       probe_str(v), ref[i] + 1);
 			if (ref[i] >= 0)
-				cb_rule_text(stdout, &s.rules[ref[i]]);
+				cb_rule_text(stdout, &s->rules[ref[i]]);
 			printf("\n");
 		}
 		if (counters(cnt, sizeof(cnt))) {
 			c->bad_counters++;
 			if (reported++ < 3)
-				printf("# list of %d rules (seed %llu): cgfw list of the %s table failed\n",
-				       n_rules, seed, c->backend);
+				printf("# %s: cgfw list of the %s table failed\n",
+				       what, c->backend);
 		} else if (strcmp(cnt_oracle, cnt)) {
 			c->bad_counters++;
 			if (reported++ < 3) {
 				for (i = 0; cnt[i] && cnt[i] == cnt_oracle[i];
 				     i++)
 					;
-				printf("# list of %d rules (seed %llu): counters differ from character %d on:\n#  nft-emulated: %.80s\n#  %s: %.80s\n",
-				       n_rules, seed, i, cnt_oracle + i,
-				       c->backend, cnt + i);
+				printf("# %s: counters differ from character %d on:\n#  nft-emulated: %.80s\n#  %s: %.80s\n",
+				       what, i, cnt_oracle + i, c->backend,
+				       cnt + i);
 			}
 		}
 	}
 out:
-	cb_free(&s);
-	free(pk);
 	free(oracle);
 	free(ref);
 	return reported;
+}
+
+/*
+ * One list of @n_rules rules and @n_packets packets, at its rules'
+ * boundaries mostly.
+ */
+static int large_list(struct contender *cs, int n_cs, const char *rules_path,
+		      int n_rules, int n_packets, unsigned long long seed,
+		      int reported)
+{
+	struct cb_packet *pk = calloc(n_packets + 1, sizeof(*pk));
+	struct cb_cfg cfg;
+	struct cb_set s;
+	struct cb_rng r;
+	char what[128];
+	int i;
+
+	cb_default_cfg(&cfg);
+	cb_generate(&s, &cfg, n_rules, seed);
+	cb_seed(&r, seed ^ 0xd1ff);
+	for (i = 0; pk && i < n_packets; i++) {
+		int kind = cb_rnd(&r, 10);
+
+		if (!n_rules || kind == 0) {
+			if (cb_packet_miss(&r, &s, cb_rnd(&r, 2), &pk[i]))
+				cb_packet_in(&r, &s, 0, true, &pk[i]);
+		} else {
+			/* edges mostly; a rule's inside, where rules overlap */
+			cb_packet_in(&r, &s, cb_rnd(&r, n_rules), kind > 2,
+				     &pk[i]);
+		}
+	}
+	snprintf(what, sizeof(what), "list of %d rules (seed %llu)", n_rules,
+		 seed);
+	if (pk)
+		reported = run_list(cs, n_cs, rules_path, &s, cb_rnd(&r, 2), pk,
+				    n_packets, what, reported);
+	cb_free(&s);
+	free(pk);
+	return reported;
+}
+
+/*
+ * ClassBench's own list @name from @dir and the first @n_packets packets
+ * of its trace, a counter on every fourth rule. -1: not there.
+ */
+static int classbench_list(struct contender *cs, int n_cs,
+			   const char *rules_path, const char *dir,
+			   const char *name, int n_packets, int *reported)
+{
+	char path[PATH_MAX], what[128];
+	struct cb_packet *pk;
+	struct cb_set s;
+	int i, n, line;
+
+	snprintf(path, sizeof(path), "%s/%s.txt.xz", dir, name);
+	if (access(path, R_OK))
+		return -1;
+	snprintf(what, sizeof(what), "ClassBench %s", name);
+	if (cb_load(&s, path, &line)) {
+		printf("# %s: %s:%d: %s\n", what, path, line, strerror(errno));
+		cs[0].bad++;
+		return 0;
+	}
+	for (i = 0; i < s.n; i += 4)
+		s.rules[i].counter = 1;
+	snprintf(path, sizeof(path), "%s/%s.trace.xz", dir, name);
+	n = cb_load_trace(path, &pk, n_packets);
+	if (n <= 0) {
+		printf("# %s: %s: %s\n", what, path,
+		       n ? strerror(errno) : "no packets");
+		cs[0].bad++;
+	} else {
+		*reported = run_list(cs, n_cs, rules_path, &s, false, pk, n,
+				     what, *reported);
+	}
+	free(pk);
+	cb_free(&s);
+	return 0;
+}
+
+/* The generated lists' results, as TAP. Whether any failed. */
+static int report_lists(struct contender *cs, int n_cs, int n_large,
+			int n_lists, unsigned long long seed, int *test)
+{
+	int k, failed = 0;
+
+	for (k = 0; k < 2; k++) {
+		struct contender *c = &cs[k];
+
+		if (k >= n_cs) {
+			printf("ok %d differential: access lists, %s # SKIP this kernel has no nf_tables cgroup family\n",
+			       ++*test, c->backend);
+			continue;
+		}
+		failed |= c->bad || c->errors || c->bad_counters;
+		printf("%s %d differential: %d access lists of %d rules, %llu (list, packet) pairs at rule boundaries, %s verdict == nft-emulated verdict, %llu of them drops (seed %llu)\n",
+		       c->bad || c->errors ? "not ok" : "ok", ++*test, n_lists,
+		       n_large, c->pairs, c->backend, c->drops, seed);
+		if (c->errors)
+			printf("# %llu packets could not be sent at all\n",
+			       c->errors);
+		printf("%s %d differential: access lists, %s counters equal\n",
+		       c->bad_counters ? "not ok" : "ok", ++*test, c->backend);
+		if (strcmp(c->backend, "bpf"))
+			continue;
+		if (!c->verified) {
+			printf("ok %d differential: access lists, what the verifier processed # SKIP this kernel does not tell (verified_insns)\n",
+			       ++*test);
+			continue;
+		}
+		failed |= c->verified > VERIFY_BUDGET;
+		printf("%s %d differential: access lists of %d rules, the bpf program verified in %u instructions (at most %d)\n",
+		       c->verified > VERIFY_BUDGET ? "not ok" : "ok", ++*test,
+		       n_large, c->verified, VERIFY_BUDGET);
+	}
+	return failed;
 }
 
 int main(int argc, char **argv)
@@ -878,8 +985,13 @@ int main(int argc, char **argv)
 	struct packet *pk;
 	int *verdict_oracle;
 	unsigned long long seed = 1, skipped = 0;
+	static const char *const cb_lists[] = {
+		"acl1_10k", "fw1_10k", "ipc1_10k",
+	};
+	const char *cb_dir = NULL;
+	int n_cb_packets = 2000;
 
-	while ((opt = getopt(argc, argv, "s:r:p:L:l:P:")) != -1) {
+	while ((opt = getopt(argc, argv, "s:r:p:L:l:P:C:T:")) != -1) {
 		if (opt == 's')
 			seed = strtoull(optarg, NULL, 0);
 		else if (opt == 'r')
@@ -892,6 +1004,10 @@ int main(int argc, char **argv)
 			n_lists = atoi(optarg);
 		else if (opt == 'P')
 			n_large_packets = atoi(optarg);
+		else if (opt == 'C')
+			cb_dir = optarg;
+		else if (opt == 'T')
+			n_cb_packets = atoi(optarg);
 	}
 	if (geteuid()) {
 		printf("ok 1 differential # SKIP needs root (namespaces, cgroups)\n");
@@ -980,38 +1096,40 @@ int main(int argc, char **argv)
 	cs[1].backend = "nft-native";
 	reported = 0;
 	for (r = 0; r < n_lists; r++)
-		reported = large_list(cs, n_cs, cg, rules_path, n_large,
+		reported = large_list(cs, n_cs, rules_path, n_large,
 				      n_large_packets, seed + r, reported);
+	run(out, sizeof(out), "%s flush", cgfw_bin());
+	failed |= report_lists(cs, n_cs, n_large, n_lists, seed, &test);
+
+	/* ClassBench's own lists and traces, where they are */
+	memset(cs, 0, sizeof(cs));
+	cs[0].backend = "bpf";
+	cs[1].backend = "nft-native";
+	reported = 0;
+	for (r = 0, i = 0; cb_dir && r < 3; r++)
+		i += !classbench_list(cs, n_cs, rules_path, cb_dir,
+				      cb_lists[r], n_cb_packets, &reported);
 	run(out, sizeof(out), "%s flush", cgfw_bin());
 	unlink(rules_path);
 	for (k = 0; k < 2; k++) {
 		struct contender *c = &cs[k];
 
-		if (k >= n_cs) {
-			printf("ok %d differential: access lists, %s # SKIP this kernel has no nf_tables cgroup family\n",
-			       ++test, c->backend);
+		if (!i || k >= n_cs) {
+			printf("ok %d differential: ClassBench lists and traces, %s # SKIP %s\n",
+			       ++test, c->backend, !i ?
+			       "no ClassBench lists here (-C DIR)" :
+			       "this kernel has no nf_tables cgroup family");
 			continue;
 		}
 		failed |= c->bad || c->errors || c->bad_counters;
-		printf("%s %d differential: %d access lists of %d rules, %llu (list, packet) pairs at rule boundaries, %s verdict == nft-emulated verdict, %llu of them drops (seed %llu)\n",
-		       c->bad || c->errors ? "not ok" : "ok", ++test, n_lists,
-		       n_large, c->pairs, c->backend, c->drops, seed);
+		printf("%s %d differential: %d ClassBench lists, %llu (list, trace packet) pairs, %s verdict == nft-emulated verdict, %llu of them drops\n",
+		       c->bad || c->errors ? "not ok" : "ok", ++test, i,
+		       c->pairs, c->backend, c->drops);
 		if (c->errors)
 			printf("# %llu packets could not be sent at all\n",
 			       c->errors);
-		printf("%s %d differential: access lists, %s counters equal\n",
+		printf("%s %d differential: ClassBench lists, %s counters equal\n",
 		       c->bad_counters ? "not ok" : "ok", ++test, c->backend);
-		if (strcmp(c->backend, "bpf"))
-			continue;
-		if (!c->verified) {
-			printf("ok %d differential: access lists, what the verifier processed # SKIP this kernel does not tell (verified_insns)\n",
-			       ++test);
-			continue;
-		}
-		failed |= c->verified > VERIFY_BUDGET;
-		printf("%s %d differential: access lists of %d rules, the bpf program verified in %u instructions (at most %d)\n",
-		       c->verified > VERIFY_BUDGET ? "not ok" : "ok", ++test,
-		       n_large, c->verified, VERIFY_BUDGET);
 	}
 	return failed;
 }
