@@ -7,19 +7,23 @@
  * program and on a one-rule program, in turn, so that the machine's load
  * falls on both. The verdict of each is checked against the first match.
  *
- *   cb_trace [-d DIR] [-n PACKETS] [-r REPEAT] [LIST...]
+ *   cb_trace [-6] [-d DIR] [-n PACKETS] [-r REPEAT] [LIST...]
  *
  * DIR holds LIST.txt.xz and LIST.trace.xz (default: $CGFW_CLASSBENCH, else
  * ../shared/classbench); LIST defaults to the six lists there. Prints one
  * line a list: rules, the apply's time, the program's memory (cgfw list),
  * the mean and 90th percentile of a packet's run over the mean of the
  * one-rule program's, and the verdicts that differ from the first match.
+ * With -6, each list in IPv6 (cb_v6_rule(): prefixes of 32 to 128 bits,
+ * nested as they were) and each packet twice, in IPv6 and as it was (an
+ * IPv4 packet against an IPv6 list).
  * Exits 77 with the reason when the lists are not there.
  * Runs as root in its own network and mount namespace.
  * Environment: CGFW, the cgfw binary (default build/cgfw).
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +45,7 @@ static const char *const lists[] = {
 };
 
 static const char *cg = "cgfw-cbtrace";
+static bool v6;		/* -6: the lists in IPv6, the packets in both */
 static char cg_path[PATH_MAX];
 
 static double now(void)
@@ -51,21 +56,33 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Ethernet, IPv4, 8 bytes of the transport header (ports first). */
+/* Ethernet, IPv4 or IPv6, the transport header (ports first). */
 static size_t packet(const struct cb_packet *p, uint8_t *b)
 {
-	uint8_t *ip = b + 14, *l4 = ip + 20;
-	size_t l4len = p->proto == CB_TCP ? 20 : 8;
+	size_t l3 = p->v6 ? 40 : 20, l4len = p->proto == CB_TCP ? 20 : 8;
+	uint8_t *ip = b + 14, *l4 = ip + l3;
 
-	memset(b, 0, 14 + 20 + 20);
-	b[12] = 0x08;		/* ETH_P_IP */
-	ip[0] = 0x45;
-	ip[2] = (20 + l4len) >> 8;
-	ip[3] = 20 + l4len;
-	ip[8] = 64;
-	ip[9] = p->proto;
-	memcpy(ip + 12, p->src.b, 4);
-	memcpy(ip + 16, p->dst.b, 4);
+	memset(b, 0, 14 + 40 + 20);
+	if (p->v6) {
+		b[12] = 0x86;	/* ETH_P_IPV6 */
+		b[13] = 0xdd;
+		ip[0] = 0x60;
+		ip[4] = l4len >> 8;
+		ip[5] = l4len;
+		ip[6] = p->proto;
+		ip[7] = 64;
+		memcpy(ip + 8, p->src.b, 16);
+		memcpy(ip + 24, p->dst.b, 16);
+	} else {
+		b[12] = 0x08;	/* ETH_P_IP */
+		ip[0] = 0x45;
+		ip[2] = (20 + l4len) >> 8;
+		ip[3] = 20 + l4len;
+		ip[8] = 64;
+		ip[9] = p->proto;
+		memcpy(ip + 12, p->src.b, 4);
+		memcpy(ip + 16, p->dst.b, 4);
+	}
 	l4[0] = p->sport >> 8;
 	l4[1] = p->sport;
 	l4[2] = p->dport >> 8;
@@ -74,7 +91,7 @@ static size_t packet(const struct cb_packet *p, uint8_t *b)
 		l4[12] = 5 << 4;
 	else if (p->proto == CB_UDP)
 		l4[5] = 8;
-	return 14 + 20 + l4len;
+	return 14 + l3 + l4len;
 }
 
 static int test_run(int fd, uint8_t *pkt, size_t len, int repeat,
@@ -114,13 +131,15 @@ static int apply(const char *table, const struct cb_set *s, double *secs,
 /* What cgfw list says the table holds in the kernel ("memory"). */
 static void memory(const char *table, char *buf, size_t size)
 {
-	char out[4096], *m;
+	char out[4096], name[128], *m;
 
 	snprintf(buf, size, "?");
+	snprintf(name, sizeof(name), "\"table\":{\"family\":\"cgroup\",\"name\":\"%s\"",
+		 table);
 	if (run(out, sizeof(out), "%s list -j 2>/dev/null", cgfw_bin()))
 		return;
-	m = strstr(out, "\"memory\"");
-	(void)table;
+	m = strstr(out, name);
+	m = m ? strstr(m, "\"memory\":") : NULL;
 	if (m)
 		snprintf(buf, size, "%lld", strtoll(m + 9, NULL, 10));
 }
@@ -132,20 +151,19 @@ static int cmp_dbl(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The one-rule program: a table "one" beside the list's. */
+/*
+ * The one-rule program, "ip daddr 192.0.2.0/24 drop": a table "one"
+ * beside the list's.
+ */
 static int one_rule(void)
 {
-	struct cb_set s = { 0 };
-	struct cb_rule r = { .slen = 24, .dlen = 24, .proto = CB_TCP,
-			     .sport = { 0, 65535 }, .dport = { 80, 80 },
-			     .drop = 1 };
+	struct cb_rule r = { .dlen = 24, .drop = 1 };
+	struct cb_set s = { .rules = &r, .n = 1 };
 	char out[4096];
 	double t;
 
-	r.src.b[0] = r.dst.b[0] = 192;
-	r.src.b[2] = r.dst.b[2] = 2;
-	s.rules = &r;
-	s.n = 1;
+	r.dst.b[0] = 192;
+	r.dst.b[2] = 2;
 	if (apply("one", &s, &t, out, sizeof(out))) {
 		fprintf(stderr, "cb_trace: the one-rule table: %s", out);
 		return -1;
@@ -176,6 +194,24 @@ static int one_list(const char *dir, const char *name, int one, int max,
 		cb_free(&s);
 		return 1;
 	}
+	if (v6) {
+		struct cb_packet *p2 = realloc(pk, 2 * n * sizeof(*pk));
+
+		if (!p2) {
+			printf("%-10s out of memory\n", name);
+			cb_free(&s);
+			free(pk);
+			return 1;
+		}
+		pk = p2;
+		for (i = 0; i < s.n; i++)
+			cb_v6_rule(&s.rules[i]);
+		/* each packet in IPv6, then as it was: a miss */
+		memcpy(pk + n, pk, n * sizeof(*pk));
+		for (i = 0; i < n; i++)
+			cb_v6_packet(&pk[i]);
+		n *= 2;
+	}
 	if (apply("cb", &s, &secs, out, sizeof(out))) {
 		printf("%-10s %6d rules: the bpf backend refused it:\n%s", name,
 		       s.n, out);
@@ -187,7 +223,7 @@ static int one_list(const char *dir, const char *name, int one, int max,
 	memory("cb", mem, sizeof(mem));
 	t = calloc(n, sizeof(*t));
 	for (i = 0; fd >= 0 && t && i < n; i++) {
-		uint8_t b[64];
+		uint8_t b[96];
 		size_t len = packet(&pk[i], b);
 		uint32_t ns = 0, ns1 = 0, v = 0, v1 = 0;
 		int m = cb_match(&s, &pk[i]);
@@ -210,9 +246,9 @@ static int one_list(const char *dir, const char *name, int one, int max,
 		n = -1;
 	} else {
 		qsort(t, n, sizeof(*t), cmp_dbl);
-		printf("%-10s %6d rules  apply %6.2f s  memory %10s B  %5d packets  one rule %5.1f ns  mean %6.1f ns %6.2fx  p90 %6.2fx  worst %7.2fx  wrong %d\n",
+		printf("%-10s %6d rules  apply %6.2f s  memory %10s B  %5d packets  one rule %5.1f ns  mean %6.1f ns (+%5.1f) %5.2fx  p90 %5.2fx  worst %6.2fx  wrong %d\n",
 		       name, s.n, secs, mem, n, sum1 / n, sum / n,
-		       sum / sum1, t[n * 9 / 10] / (sum1 / n),
+		       (sum - sum1) / n, sum / sum1, t[n * 9 / 10] / (sum1 / n),
 		       t[n - 1] / (sum1 / n), wrong);
 		if (wrong)
 			printf("#   first wrong: trace packet %d\n",
@@ -235,8 +271,11 @@ int main(int argc, char **argv)
 
 	if (!dir)
 		dir = "../shared/classbench";
-	while ((opt = getopt(argc, argv, "d:n:r:")) != -1) {
+	while ((opt = getopt(argc, argv, "6d:n:r:")) != -1) {
 		switch (opt) {
+		case '6':
+			v6 = true;
+			break;
 		case 'd':
 			dir = optarg;
 			break;
@@ -247,7 +286,7 @@ int main(int argc, char **argv)
 			repeat = atoi(optarg);
 			break;
 		default:
-			fprintf(stderr, "usage: cb_trace [-d DIR] [-n PACKETS] [-r REPEAT] [LIST...]\n");
+			fprintf(stderr, "usage: cb_trace [-6] [-d DIR] [-n PACKETS] [-r REPEAT] [LIST...]\n");
 			return 2;
 		}
 	}
@@ -269,8 +308,9 @@ int main(int argc, char **argv)
 	one = one_rule();
 	if (one < 0)
 		return 1;
-	printf("# %s, %d trace packets a list at most, %d runs each, the list's program and the one-rule program in turn\n",
-	       dir, max, repeat);
+	printf("# %s%s, %d trace packets a list at most, %d runs each, the list's program and the one-rule program in turn\n",
+	       dir, v6 ? " in IPv6 (the packets in both families)" : "", max,
+	       repeat);
 	if (optind < argc)
 		for (i = optind; i < argc; i++)
 			bad |= one_list(dir, argv[i], one, max, repeat);

@@ -390,6 +390,9 @@ static inline void cb_rule_text(FILE *f, const struct cb_rule *ru)
 	char a[64];
 	int bits = ru->v6 ? 128 : 32;
 
+	/* the rule's family, where no address says it */
+	if (!ru->slen && !ru->dlen)
+		fprintf(f, "meta nfproto %s ", ru->v6 ? "ipv6" : "ipv4");
 	if (ru->slen) {
 		cb_addr_str(&ru->src, ru->v6, a, sizeof(a));
 		fprintf(f, ru->slen == bits ? "%s saddr %s " : "%s saddr %s/%d ",
@@ -802,6 +805,69 @@ fail:
 	cb_close(f, piped);
 	free(pk);
 	return -1;
+}
+
+/*
+ * The same list in IPv6: each address of 2001:db8::/32 followed by 96
+ * bits made of the IPv4 address's, three for one (the first the IPv4
+ * bit, the other two a hash of the bits up to it), a prefix of n bits
+ * one of 32 + 3n. Rules nest and overlap as they did; prefixes are 32 to
+ * 128 bits long.
+ */
+static inline void cb_v6_addr(struct cb_addr *a)
+{
+	uint32_t v4 = (uint32_t)a->b[0] << 24 | a->b[1] << 16 | a->b[2] << 8 |
+		      a->b[3], h = 0x811c9dc5;
+	int k, t;
+
+	memset(a, 0, sizeof(*a));
+	a->b[0] = 0x20;
+	a->b[1] = 0x01;
+	a->b[2] = 0x0d;
+	a->b[3] = 0xb8;
+	for (k = 0; k < 32; k++) {
+		int bit = v4 >> (31 - k) & 1;
+
+		h = (h ^ (bit + 1)) * 16777619;
+		for (t = 0; t < 3; t++)
+			cb_set_bit(a, 32 + 3 * k + t,
+				   t ? (int)(h >> (7 + 5 * t) & 1) : bit);
+	}
+}
+
+static inline void cb_v6_rule(struct cb_rule *ru)
+{
+	if (ru->v6)
+		return;
+	ru->v6 = 1;
+	cb_v6_addr(&ru->src);
+	cb_v6_addr(&ru->dst);
+	ru->slen = ru->slen ? 32 + 3 * ru->slen : 0;
+	ru->dlen = ru->dlen ? 32 + 3 * ru->dlen : 0;
+	cb_mask(&ru->src, ru->slen, 128, 0);
+	cb_mask(&ru->dst, ru->dlen, 128, 0);
+}
+
+/*
+ * A packet in IPv6. A next header that nf_tables walks past as an
+ * extension header (hop-by-hop, routing, fragment, AH, destination
+ * options, mobility, HIP, shim6, the experimental ones) is not one a
+ * packet's transport protocol can be: it is sent as 255.
+ */
+static inline void cb_v6_packet(struct cb_packet *p)
+{
+	static const uint8_t ext[] = { 0, 43, 44, 51, 60, 135, 139, 140, 253,
+				       254 };
+	size_t i;
+
+	if (p->v6)
+		return;
+	p->v6 = 1;
+	cb_v6_addr(&p->src);
+	cb_v6_addr(&p->dst);
+	for (i = 0; i < sizeof(ext); i++)
+		if (p->proto == ext[i])
+			p->proto = 255;
 }
 
 #endif

@@ -24,7 +24,8 @@
  * Then, with -C DIR, ClassBench's own lists acl1_10k, fw1_10k and ipc1_10k
  * (tests/lib/classbench.h's cb_load(): rule i accepts when i is even, a
  * counter on every fourth rule) and the first PACKETS_PER_TRACE packets of
- * their traces; skipped, with the reason, where DIR does not have them.
+ * their traces, then acl1_10k in IPv6 (cb_v6_rule()) with each packet in
+ * IPv6 and in IPv4; skipped, with the reason, where DIR does not have them.
  *
  *   difftest [-s SEED] [-r RULESETS] [-p PACKETS_PER_RULESET]
  *	      [-L RULES] [-l LISTS] [-P PACKETS_PER_LIST]
@@ -902,7 +903,8 @@ static int large_list(struct contender *cs, int n_cs, const char *rules_path,
  */
 static int classbench_list(struct contender *cs, int n_cs,
 			   const char *rules_path, const char *dir,
-			   const char *name, int n_packets, int *reported)
+			   const char *name, bool v6, int n_packets,
+			   int *reported)
 {
 	char path[PATH_MAX], what[128];
 	struct cb_packet *pk;
@@ -912,7 +914,8 @@ static int classbench_list(struct contender *cs, int n_cs,
 	snprintf(path, sizeof(path), "%s/%s.txt.xz", dir, name);
 	if (access(path, R_OK))
 		return -1;
-	snprintf(what, sizeof(what), "ClassBench %s", name);
+	snprintf(what, sizeof(what), "ClassBench %s%s", name,
+		 v6 ? " in IPv6" : "");
 	if (cb_load(&s, path, &line)) {
 		printf("# %s: %s:%d: %s\n", what, path, line, strerror(errno));
 		cs[0].bad++;
@@ -922,6 +925,20 @@ static int classbench_list(struct contender *cs, int n_cs,
 		s.rules[i].counter = 1;
 	snprintf(path, sizeof(path), "%s/%s.trace.xz", dir, name);
 	n = cb_load_trace(path, &pk, n_packets);
+	if (n > 0 && v6) {
+		struct cb_packet *p2 = realloc(pk, 2 * n * sizeof(*pk));
+
+		if (p2) {
+			pk = p2;
+			for (i = 0; i < s.n; i++)
+				cb_v6_rule(&s.rules[i]);
+			/* each packet in IPv6, and as it was */
+			memcpy(pk + n, pk, n * sizeof(*pk));
+			for (i = 0; i < n; i++)
+				cb_v6_packet(&pk[i]);
+			n *= 2;
+		}
+	}
 	if (n <= 0) {
 		printf("# %s: %s: %s\n", what, path,
 		       n ? strerror(errno) : "no packets");
@@ -985,6 +1002,7 @@ int main(int argc, char **argv)
 	struct packet *pk;
 	int *verdict_oracle;
 	unsigned long long seed = 1, skipped = 0;
+	/* the fourth: acl1_10k again, in IPv6 */
 	static const char *const cb_lists[] = {
 		"acl1_10k", "fw1_10k", "ipc1_10k",
 	};
@@ -1106,9 +1124,10 @@ int main(int argc, char **argv)
 	cs[0].backend = "bpf";
 	cs[1].backend = "nft-native";
 	reported = 0;
-	for (r = 0, i = 0; cb_dir && r < 3; r++)
+	for (r = 0, i = 0; cb_dir && r < 4; r++)
 		i += !classbench_list(cs, n_cs, rules_path, cb_dir,
-				      cb_lists[r], n_cb_packets, &reported);
+				      cb_lists[r % 3], r == 3, n_cb_packets,
+				      &reported);
 	run(out, sizeof(out), "%s flush", cgfw_bin());
 	unlink(rules_path);
 	for (k = 0; k < 2; k++) {

@@ -309,7 +309,7 @@ struct file_result {
 };
 
 static int check_file(const char *rules, const char *trace, int max,
-		      const struct cls_params *prm, bool verbose,
+		      bool v6, const struct cls_params *prm, bool verbose,
 		      struct file_result *res)
 {
 	struct cls_blob blob = { 0 };
@@ -329,6 +329,16 @@ static int check_file(const char *rules, const char *trace, int max,
 	if (n < 0) {
 		printf("# %s: %s\n", trace, strerror(errno));
 		return -1;
+	}
+	if (v6) {
+		for (i = 0; i < s.cb.n; i++)
+			cb_v6_rule(&s.cb.rules[i]);
+		/* each packet in IPv6, then as it was */
+		pk = realloc(pk, 2 * (n ? n : 1) * sizeof(*pk));
+		memcpy(pk + n, pk, n * sizeof(*pk));
+		for (i = 0; i < n; i++)
+			cb_v6_packet(&pk[i]);
+		n *= 2;
 	}
 	boxes_of(&s);
 	t0 = now();
@@ -521,9 +531,11 @@ static int bench(int n, uint64_t seed, uint64_t pseed,
 int main(int argc, char **argv)
 {
 	static const int sizes[] = { 0, 1, 2, 10, 100, 1000, 3000 };
+	/* the last in IPv6 too (cb_v6_rule()), with packets of both */
 	static const char *const lists[] = {
-		"acl1_10k", "fw1_10k", "ipc1_10k", "ipc1_100k",
+		"acl1_10k", "fw1_10k", "ipc1_10k", "ipc1_100k", "fw1_10k",
 	};
+	const int n_lists = sizeof(lists) / sizeof(*lists);
 	const char *dir = getenv("CGFW_CLASSBENCH");
 	struct file_result res;
 	struct cls_params prm;
@@ -549,8 +561,8 @@ int main(int argc, char **argv)
 		prm.part_bytes = strtoull(getenv("CLS_PART_BYTES"), NULL, 0);
 	if (argc > 3 && !strcmp(argv[1], "file"))
 		return check_file(argv[2], argv[3],
-				  argc > 4 ? atoi(argv[4]) : INT32_MAX, &prm,
-				  true, &res) != 0;
+				  argc > 4 ? atoi(argv[4]) : INT32_MAX,
+				  getenv("CB_V6"), &prm, true, &res) != 0;
 	if (argc > 2 && !strcmp(argv[1], "bench"))
 		return bench(atoi(argv[2]), argc > 3 ? atoll(argv[3]) : 1,
 			     argc > 4 ? atoll(argv[4]) : 0, &prm);
@@ -605,8 +617,9 @@ int main(int argc, char **argv)
 	 * bounded leaves, memory in proportion (ipc1_100k's one tree had a
 	 * leaf of 37,542 rules: docs/classifier.rst, Partitions)
 	 */
-	for (i = 0; i < (int)(sizeof(lists) / sizeof(*lists)); i++) {
+	for (i = 0; i < n_lists; i++) {
 		char rules[512], trace[512];
+		bool v6 = i == n_lists - 1;
 		int bad;
 
 		snprintf(rules, sizeof(rules), "%s/%s.txt.xz",
@@ -618,12 +631,13 @@ int main(int argc, char **argv)
 			       ++t, lists[i], rules);
 			continue;
 		}
-		bad = check_file(rules, trace, 5000, &prm, false, &res);
+		bad = check_file(rules, trace, 5000, v6, &prm, false, &res);
 		bad = bad || res.max_leaf > 64 || res.bytes_per_rule > 1024;
 		failed |= bad;
-		printf("%s %d classifier tree: ClassBench %s, the first match on 5000 trace packets, largest leaf %zu (at most 64), %zu bytes a rule (at most 1024)\n",
-		       bad ? "not ok" : "ok", ++t, lists[i], res.max_leaf,
-		       res.bytes_per_rule);
+		printf("%s %d classifier tree: ClassBench %s%s, the first match on 5000 trace packets%s, largest leaf %zu (at most 64), %zu bytes a rule (at most 1024)\n",
+		       bad ? "not ok" : "ok", ++t, lists[i],
+		       v6 ? " in IPv6" : "", v6 ? " in each family" : "",
+		       res.max_leaf, res.bytes_per_rule);
 	}
 	/* a tight budget: long leaves, still right */
 	prm.budget = 1;
