@@ -236,4 +236,26 @@ check "compile -b bpf: a bounded one says nothing" \
 	bash -c "[ -z \"\$('$CGFW' compile -b bpf '$work/bounded.nft' 2>&1 >/dev/null)\" ]"
 check "compile -b bpf: each tree's memory, a rule" \
 	bash -c "'$CGFW' compile -b bpf '$work/bounded.nft' | grep -q 'largest leaf [0-9]*, [0-9]* bytes a rule)'"
+# Rules that name their protocols in a set (meta l4proto { tcp, udp }, as
+# ClassBench's fw2 has 350 of): each set is a few exact keys compiled as
+# comparisons, no map, so 80 of them still leave room for the tree, and
+# the run becomes one; its verdicts on datagrams.
+{
+	printf 'table cgroup l4set {\n\tchain out {\n\t\ttype filter hook egress cgroup "%s" priority 0;\n' "$cg"
+	for i in $(seq 1 80); do
+		printf '\t\tip daddr 127.0.0.1 meta l4proto { tcp, udp } th dport %d %s\n' \
+			$((20000 + i)) "$([ $((i % 2)) = 1 ] && echo drop || echo accept)"
+	done
+	printf '\t}\n}\n'
+} > "$work/l4set.nft"
+check "compile -b bpf: 80 rules with meta l4proto { tcp, udp } are one tree" \
+	bash -c "'$CGFW' compile -b bpf '$work/l4set.nft' | grep -q 'map [0-9]*: cgfw_cls,'"
+out=$(bash -c 'echo $$ > "$0/cgroup.procs"
+	"$1" apply -b bpf "$2" || exit 1
+	for p in 20041 20042 20100; do
+		echo x 2>/dev/null > /dev/udp/127.0.0.1/$p && echo -n "$p:sent " || echo -n "$p:refused "
+	done
+	"$1" delete l4set' "$root/$cg" "$CGFW" "$work/l4set.nft")
+check "apply -b bpf of them: rule 41 drops, 42 accepts, a port no rule names passes ($out)" \
+	test "$out" = "20041:refused 20042:sent 20100:sent "
 exit $fail

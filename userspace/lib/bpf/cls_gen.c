@@ -719,7 +719,7 @@ static void cls_prologue(struct cg *g)
 	 * The blob is one more map: not where it could take the place of
 	 * the table's next programs' counters (the limit is the table's)
 	 */
-	if (g->err || g->bt->n_maps + g->bt->n_progs + 8 > MAX_MAPS ||
+	if (g->err || cgfw_bt_maps_used(g->bt) + g->bt->n_progs + 8 > MAX_MAPS ||
 	    !have_may_goto())
 		return;	/* then codegen.c's rule by rule */
 	cp = calloc(1, sizeof(*cp));

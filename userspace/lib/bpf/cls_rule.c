@@ -656,7 +656,8 @@ static void lookup_one(struct rctx *r, const struct bpf_map_spec *m,
 	struct ivset *s;
 	size_t i;
 
-	if (n_f != 1 || klen != fl[0]->len) {
+	/* as cmp does: the key is the first klen bytes of the register */
+	if (n_f != 1 || klen > fl[0]->len) {
 		r->fail = true;
 		return;
 	}

@@ -1784,7 +1784,8 @@ static void gen_chain(struct cg *g, const struct ir_chain *c, int ret,
 		g->chain = c;
 		run = run_length(rules, n, i);
 		/* a program may use 64 maps: keep a few for what follows */
-		if (run >= RUN_MIN && g->bt->n_maps < MAX_MAPS - 8) {	/* roughly */
+		if (run >= RUN_MIN &&
+		    cgfw_bt_maps_used(g->bt) < MAX_MAPS - 8) {	/* roughly */
 			cgfw_cg_block(g, &blocks, NULL);
 			gen_run(g, rules + i, run, ret, accept);
 		} else {
@@ -1848,8 +1849,7 @@ int cgfw_bpf_generate(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 	E(I_EXIT());
 	if (g->err)
 		return g->err;
-	for (i = 0, n_maps = 0; i < bt->n_maps; i++)
-		n_maps += !bt->maps[i].inline_only;
+	n_maps = cgfw_bt_maps_used(bt);
 	if (n_maps > MAX_MAPS) {
 		cgfw_err_at(ctx, &rs->src, &bt->table->loc,
 			    "table '%s' needs %zu BPF maps (its sets, counters, quotas), more than the %d one program may use; merge sets, or use the nft backend",

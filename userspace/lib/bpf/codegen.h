@@ -50,6 +50,16 @@ extern const struct cgfw_bpf_ext cgfw_bpf_classifier;
 #define E(insn) cgfw_em_emit(g->em, insn)
 #define MAX_MAPS 64	/* the kernel's limit of maps one program uses */
 
+/* The maps of @bt a program may use: sets compiled as comparisons are none. */
+static inline size_t cgfw_bt_maps_used(const struct bpf_table *bt)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < bt->n_maps; i++)
+		n += !bt->maps[i].inline_only;
+	return n;
+}
+
 /* Refuse the current rule, at its place, with the reason. */
 void cgfw_cg_refuse(struct cg *g, const char *fmt, ...) __printf(2, 3);
 /* r0 = map @idx lookup with the key at fp+@key_off; 0 -> @miss. */
