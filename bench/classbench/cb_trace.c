@@ -7,7 +7,7 @@
  * program and on a one-rule program, in turn, so that the machine's load
  * falls on both. The verdict of each is checked against the first match.
  *
- *   cb_trace [-6] [-d DIR] [-n PACKETS] [-r REPEAT] [LIST...]
+ *   cb_trace [-6] [-d DIR] [-n PACKETS] [-p N] [-r REPEAT] [LIST...]
  *
  * DIR holds LIST.txt.xz and LIST.trace.xz (default: $CGFW_CLASSBENCH, else
  * ../shared/classbench); LIST defaults to the six lists there. Prints one
@@ -16,7 +16,9 @@
  * one-rule program's, and the verdicts that differ from the first match.
  * With -6, each list in IPv6 (cb_v6_rule(): prefixes of 32 to 128 bits,
  * nested as they were) and each packet twice, in IPv6 and as it was (an
- * IPv4 packet against an IPv6 list).
+ * IPv4 packet against an IPv6 list). With -p N, every Nth rule for tcp
+ * is made one for tcp or udp ("meta l4proto { tcp, udp } th dport ..."),
+ * as ClassBench's fw2 has rules with ports and no protocol.
  * Exits 77 with the reason when the lists are not there.
  * Runs as root in its own network and mount namespace.
  * Environment: CGFW, the cgfw binary (default build/cgfw).
@@ -46,6 +48,7 @@ static const char *const lists[] = {
 
 static const char *cg = "cgfw-cbtrace";
 static bool v6;		/* -6: the lists in IPv6, the packets in both */
+static int any_every;	/* -p N: every Nth tcp rule for any protocol */
 static char cg_path[PATH_MAX];
 
 static double now(void)
@@ -194,6 +197,9 @@ static int one_list(const char *dir, const char *name, int one, int max,
 		cb_free(&s);
 		return 1;
 	}
+	for (i = 0; any_every && i < s.n; i++)
+		if (s.rules[i].proto == CB_TCP && i % any_every == any_every - 1)
+			s.rules[i].proto = CB_TCPUDP;
 	if (v6) {
 		struct cb_packet *p2 = realloc(pk, 2 * n * sizeof(*pk));
 
@@ -271,8 +277,11 @@ int main(int argc, char **argv)
 
 	if (!dir)
 		dir = "../shared/classbench";
-	while ((opt = getopt(argc, argv, "6d:n:r:")) != -1) {
+	while ((opt = getopt(argc, argv, "6d:n:p:r:")) != -1) {
 		switch (opt) {
+		case 'p':
+			any_every = atoi(optarg);
+			break;
 		case '6':
 			v6 = true;
 			break;
@@ -286,7 +295,7 @@ int main(int argc, char **argv)
 			repeat = atoi(optarg);
 			break;
 		default:
-			fprintf(stderr, "usage: cb_trace [-6] [-d DIR] [-n PACKETS] [-r REPEAT] [LIST...]\n");
+			fprintf(stderr, "usage: cb_trace [-6] [-d DIR] [-n PACKETS] [-p N] [-r REPEAT] [LIST...]\n");
 			return 2;
 		}
 	}
@@ -308,8 +317,9 @@ int main(int argc, char **argv)
 	one = one_rule();
 	if (one < 0)
 		return 1;
-	printf("# %s%s, %d trace packets a list at most, %d runs each, the list's program and the one-rule program in turn\n",
-	       dir, v6 ? " in IPv6 (the packets in both families)" : "", max,
+	printf("# %s%s%s, %d trace packets a list at most, %d runs each, the list's program and the one-rule program in turn\n",
+	       dir, v6 ? " in IPv6 (the packets in both families)" : "",
+	       any_every ? ", some tcp rules for any protocol (-p)" : "", max,
 	       repeat);
 	if (optind < argc)
 		for (i = optind; i < argc; i++)
