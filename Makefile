@@ -10,6 +10,8 @@
 #   make fuzz     the fuzzers for longer than check runs them (FUZZ_SECONDS)
 #   make demo     a policy on a throwaway cgroup, with real traffic
 #   make bench    benchmarks (not part of check)
+#   make bench-classbench  ClassBench's own lists and traces on the bpf
+#                 backend (CGFW_CLASSBENCH, CB_TRACE_ARGS)
 #   make kernel   the 6.12 guest kernel (cached outside the checkout)
 #   make vm-check the tests inside it, under QEMU (check runs them too)
 #   make vm-check-debug  the same in the lockdep + KASAN kernel
@@ -83,7 +85,8 @@ TEST_PROGS := $(UNIT_TESTS) $(BUILD)/tests/cgfw_selftest \
 	$(BUILD)/tests/difftest $(BUILD)/tests/testrun \
 	$(BUILD)/tests/nft_cgroup_skb
 
-.PHONY: all deps check check-run demo demo-run bench bench-run kernel \
+.PHONY: all deps check check-run demo demo-run bench bench-run \
+	bench-classbench kernel \
 	kernel-unpatched vm-check vm-check-debug vm-bench vm-deps clean docs lint \
 	install uninstall fuzz
 
