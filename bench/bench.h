@@ -147,7 +147,6 @@ void empty_clear(const struct ruleset *rs);
 int empty_prog_fd(const struct ruleset *rs);
 void empty_stat(const struct ruleset *rs, struct progstat *ps);
 int prog_stat_fd(int fd, struct progstat *ps);
-unsigned long long fdinfo_memlock(int fd);
 
 /* paths.c: the bpf backend of cgfw binary @bin; the sender's program */
 int bpf_apply_bin(const char *bin, const struct ruleset *rs, char *err,
@@ -159,6 +158,9 @@ int ab_run(const char *bin_a, const char *bin_b, int n, int rounds,
 	   const struct cgref *cg);
 
 /* probes.c */
+/* fdinfo's "key:\tvalue" of @fd as a number, -1 if absent */
+long long fdinfo_field(int fd, const char *key);
+unsigned long long fdinfo_memlock(int fd);
 enum probe_kind { PR_UDP, PR_TCP, PR_TESTRUN, PR_UPDATE, PR_UPDATE_RAW,
 		  PR_REAPPLY };
 

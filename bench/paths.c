@@ -405,34 +405,6 @@ int cgfw_prog_fd(const struct ruleset *rs)
 	return fd;
 }
 
-/* fdinfo's "key:\tvalue" as a number, -1 if absent */
-static long long fdinfo_field(int fd, const char *key)
-{
-	char path[64], line[256];
-	long long v = -1;
-	size_t kl = strlen(key);
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, kl) && line[kl] == ':') {
-			v = strtoll(line + kl + 1, NULL, 10);
-			break;
-		}
-	fclose(f);
-	return v;
-}
-
-unsigned long long fdinfo_memlock(int fd)
-{
-	long long v = fdinfo_field(fd, "memlock");
-
-	return v > 0 ? v : 0;
-}
-
 /* Programs (through links) and maps pinned for the table: memlock. */
 static void cgfw_stat(const struct ruleset *rs, struct progstat *ps)
 {

@@ -535,6 +535,36 @@ static double tcp_probe(const struct probe *pr, const struct ruleset *rs,
 	return v;
 }
 
+/* ---- what the kernel holds ---- */
+
+/* fdinfo's "key:\tvalue" as a number, -1 if absent */
+long long fdinfo_field(int fd, const char *key)
+{
+	char path[64], line[256];
+	long long v = -1;
+	size_t kl = strlen(key);
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, kl) && line[kl] == ':') {
+			v = strtoll(line + kl + 1, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+unsigned long long fdinfo_memlock(int fd)
+{
+	long long v = fdinfo_field(fd, "memlock");
+
+	return v > 0 ? v : 0;
+}
+
 /* ---- BPF_PROG_TEST_RUN ---- */
 
 static size_t build_packet(const struct pkt *k, uint8_t *b, size_t size)
