@@ -63,7 +63,7 @@ DEB_PKGS := gcc make pkg-config libnftnl-dev libmnl-dev libnftables-dev \
 	xz-utils python3 python3-docutils util-linux procps coreutils \
 	clang libclang-rt-14-dev iptables python3-matplotlib strace
 
-LIB_SRCS := $(wildcard userspace/lib/*.c userspace/lib/*/*.c)
+LIB_SRCS := $(wildcard userspace/lib/*.c userspace/lib/*/*.c userspace/lib/*/*/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 LIB_A := $(BUILD)/libcgfw.a
 LIB_SO := $(BUILD)/libcgfw.so.$(VERSION)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The classifier's tree (userspace/lib/bpf/cls_tree.c) against the
+ * The classifier's tree (userspace/lib/bpf/cls/cls_tree.c) against the
  * reference first match (tests/lib/classbench.h), without nft or the kernel:
  * ClassBench-style rules as boxes, packets at random and at the rules'
  * edges, the first matching rule and every match after it compared.
@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "classbench.h"
-#include "bpf/cls.h"
+#include "bpf/cls/cls.h"
 
 /* The dims of a ClassBench ruleset, as cls_rule.c makes them. */
 enum {

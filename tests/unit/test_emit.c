@@ -6,7 +6,7 @@
  * cannot be resolved refused.
  */
 #include "kselftest_harness.h"
-#include "bpf/emit.h"
+#include "bpf/compile/emit.h"
 
 #define E(insn) cgfw_em_emit(&em, insn)
 

@@ -2,7 +2,7 @@
 /*
  * Sets, without root: nf_tables' start and end elements paired into
  * intervals (front/intervals.c), and intervals split into the prefixes of
- * an LPM trie for the bpf backend (bpf/maps.c), checked key by key.
+ * an LPM trie for the bpf backend (bpf/compile/maps.c), checked key by key.
  */
 #include <arpa/inet.h>
 #include <libnftnl/set.h>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Loading a compiled table: its maps created and filled (a limit's state
- * with the table's BTF, bpf/object.c), its description written
+ * with the table's BTF, bpf/compile/object.c), its description written
  * (bpf/desc.h), its programs loaded, the verifier's log mapped to the rule
  * that made the failing instruction. Nothing is attached here
  * (bpf/install.c).

@@ -3,11 +3,13 @@
  * The bpf backend: for each table and each (cgroup, direction) it binds,
  * one BPF_PROG_TYPE_CGROUP_SKB program.
  *
+ * compile/, what makes a table's programs:
  *	maps.c		a table's sets as BPF maps, its programs grouped
  *	codegen.c	nf_tables bytecode to BPF, through emit.c
- *	cls_*.c		the classifier: runs of rules as a decision tree
- *			(docs/classifier.rst)
  *	object.c	the table's BTF, and the programs as an ELF object
+ * cls/, the classifier: runs of rules as a decision tree
+ *	(docs/classifier.rst)
+ * and here, what runs and reads what is installed:
  *	load.c		maps created and filled, the description, the
  *			programs loaded (the verifier's log mapped to rules)
  *	install.c	generations pinned in bpffs, attached with bpf_link,
@@ -25,7 +27,7 @@
 #ifndef CGFW_BPF_TABLE_H
 #define CGFW_BPF_TABLE_H
 
-#include "bpf/emit.h"
+#include "bpf/compile/emit.h"
 #include "front/intervals.h"
 
 #define CGFW_BPFFS	"/sys/fs/bpf"
@@ -121,7 +123,7 @@ int cgfw_bpf_add_range(struct bpf_map_spec *m, cgfw_u128 lo, cgfw_u128 hi,
 struct cgfw_bpf_ext;
 /*
  * The program of @p, generated into p->em (codegen.c), with the
- * extension @ext (bpf/codegen.h; NULL: rule by rule).
+ * extension @ext (bpf/compile/codegen.h; NULL: rule by rule).
  */
 int cgfw_bpf_generate(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 		      struct bpf_table *bt, struct bpf_prog_spec *p,

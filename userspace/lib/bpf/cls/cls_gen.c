@@ -41,8 +41,8 @@
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
 
-#include "bpf/codegen.h"
-#include "bpf/cls_int.h"
+#include "bpf/compile/codegen.h"
+#include "bpf/cls/cls_int.h"
 
 /* Shorter runs are compared rule by rule (codegen.c). */
 #define CLS_MIN_RUN	16

@@ -27,7 +27,7 @@
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
 
-#include "bpf/codegen.h"
+#include "bpf/compile/codegen.h"
 
 /* nft's jump stack is 16 deep; inlining follows it. */
 #define MAX_DEPTH 16

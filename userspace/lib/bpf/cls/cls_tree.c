@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bpf/cls.h"
+#include "bpf/cls/cls.h"
 
 void cgfw_cls_default_params(struct cls_params *p)
 {

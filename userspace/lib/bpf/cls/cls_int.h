@@ -3,7 +3,7 @@
 #ifndef CGFW_BPF_CLS_INT_H
 #define CGFW_BPF_CLS_INT_H
 
-#include "bpf/cls.h"
+#include "bpf/cls/cls.h"
 #include "bpf/table.h"
 
 /* A box while rules are read: every dim the program may have. */

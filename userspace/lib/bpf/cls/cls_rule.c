@@ -29,7 +29,7 @@
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
 
-#include "bpf/cls_int.h"
+#include "bpf/cls/cls_int.h"
 
 typedef unsigned __int128 u128;
 

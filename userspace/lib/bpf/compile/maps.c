@@ -19,7 +19,7 @@
 #include <linux/netfilter/nf_tables.h>
 
 #include "bpf/desc.h"
-#include "bpf/codegen.h"
+#include "bpf/compile/codegen.h"
 #include "front/intervals.h"
 
 /* Anonymous sets of at most this many exact keys are compared inline. */

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "bpf/emit.h"
+#include "bpf/compile/emit.h"
 
 /* The verifier's limit for one program. */
 #define EM_MAX_INSNS 1000000
