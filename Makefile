@@ -75,12 +75,12 @@ KSRC_TAR := /usr/src/linux-source-6.12.tar.xz
 KSFT := $(BUILD)/ksft
 KSFT_H := $(KSFT)/kselftest_harness.h
 # what the test programs and the benchmark share
-TEST_LIB := tests/lib
+TEST_LIB := selftests/lib
 PROBE_H := $(TEST_LIB)/netprobe.h $(TEST_LIB)/cgfwcmd.h $(TEST_LIB)/listjson.h \
 	$(TEST_LIB)/bpfprog.h
 
-UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,\
-	$(wildcard tests/unit/*.c))
+UNIT_TESTS := $(patsubst selftests/unit/%.c,$(BUILD)/tests/%,\
+	$(wildcard selftests/unit/*.c))
 TEST_PROGS := $(UNIT_TESTS) $(BUILD)/tests/cgfw_selftest \
 	$(BUILD)/tests/difftest $(BUILD)/tests/testrun \
 	$(BUILD)/tests/nft_cgroup_skb
@@ -131,7 +131,7 @@ bench-run: $(CGFW) $(BUILD)/bench/cgfw_bench
 	$(Q)bench/run.sh $(BUILD) $(if $(QUICK),--quick) $(BENCH_ARGS)
 
 # The mixed rule shape is the ClassBench-style generator the classifier's
-# tests use (tests/lib/classbench.h).
+# tests use (selftests/lib/classbench.h).
 BENCH_SRCS := $(wildcard bench/*.c)
 $(BUILD)/bench/cgfw_bench: $(BENCH_SRCS) bench/bench.h $(PROBE_H) \
 		$(TEST_LIB)/classbench.h
@@ -304,25 +304,25 @@ TEST_CFLAGS = $(ALL_CFLAGS) -I$(KSFT) -Iuserspace/lib -I$(TEST_LIB) \
 	-Wno-format-truncation -Wno-sign-compare
 
 # unit tests: the library's own functions, through the static archive
-$(BUILD)/tests/%: tests/unit/%.c $(LIB_A) $(KSFT_H)
+$(BUILD)/tests/%: selftests/unit/%.c $(LIB_A) $(KSFT_H)
 	$(call msg,CC,$@)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< $(LIB_A) $(LDFLAGS) $(PKG_LIBS)
 
-# the classifier's tree against ClassBench-style lists (tests/lib)
+# the classifier's tree against ClassBench-style lists (selftests/lib)
 $(BUILD)/tests/test_cls: $(TEST_LIB)/classbench.h
 
-$(BUILD)/tests/cgfw_selftest: tests/selftests/cgfw_selftest.c $(PROBE_H) $(KSFT_H)
+$(BUILD)/tests/cgfw_selftest: selftests/system/cgfw_selftest.c $(PROBE_H) $(KSFT_H)
 	$(call msg,CC,$@)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< $(LDFLAGS)
 
-$(BUILD)/tests/difftest: tests/selftests/difftest.c $(PROBE_H) $(TEST_LIB)/classbench.h
+$(BUILD)/tests/difftest: selftests/system/difftest.c $(PROBE_H) $(TEST_LIB)/classbench.h
 	$(call msg,CC,$@)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(TEST_CFLAGS) -Wno-unused-result -o $@ $< $(LDFLAGS)
 
-$(BUILD)/tests/testrun: tests/selftests/testrun.c $(PROBE_H) $(KSFT_H)
+$(BUILD)/tests/testrun: selftests/system/testrun.c $(PROBE_H) $(KSFT_H)
 	$(call msg,CC,$@)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< $(LDFLAGS) $(PKG_LIBS)

@@ -6,7 +6,7 @@
  * friendly  "udp dport P accept", P = 10000 + i: the shape bpfilter
  *           published and the bpf backend turns into one hash lookup
  * mixed     access-list rules from the seeded ClassBench-style generator
- *           the classifier is tested with (tests/lib/classbench.h):
+ *           the classifier is tested with (selftests/lib/classbench.h):
  *           prefixes in 10.0.0.0/8 and fd00::/16, tcp/udp/any, exact
  *           ports and ranges; the bpf backend makes them its classifier
  */
@@ -109,7 +109,7 @@ static bool any_matches(int n, const struct pkt *p)
 }
 
 static const char mixed_generator[] =
-	"ClassBench-style (tests/lib/classbench.h)";
+	"ClassBench-style (selftests/lib/classbench.h)";
 
 static void mixed_generate(int n)
 {

@@ -82,7 +82,7 @@ else
 			tools/vm/guest-tests.sh "$BUILD"
 		stage "cgfw.service under systemd as PID 1, in the guest" \
 			"$top/tools/vm/run.sh" -s -t 900 -k "$kernel" \
-			tests/selftests/unit.sh "$BUILD"
+			selftests/system/unit.sh "$BUILD"
 	fi
 fi
 echo "##### time per stage"

@@ -3,7 +3,7 @@
 # description's parser, and the whole compile path (libnftables in its
 # child process). The library is built with ASan, UBSan and coverage in
 # BUILD-fuzz; the seeds are the rule files of docs/examples and
-# tests/golden. Every input in tests/fuzz/regress/TARGET is run first: the
+# selftests/golden. Every input in selftests/fuzz/regress/TARGET is run first: the
 # crashes the fuzzers ever found. TAP, and a count line.
 #   tools/fuzz.sh BUILD            fixed numbers of runs (make check)
 #   FUZZ_SECONDS=N tools/fuzz.sh   N seconds per target (make fuzz)
@@ -35,9 +35,9 @@ fi
 pkgs="libnftables libnftnl libmnl libbpf libelf"
 export ASAN_OPTIONS=detect_leaks=1:detect_odr_violation=0
 export UBSAN_OPTIONS=print_stacktrace=1
-export LSAN_OPTIONS=suppressions=$top/tests/sanitizers/lsan.supp:print_suppressions=0
+export LSAN_OPTIONS=suppressions=$top/selftests/sanitizers/lsan.supp:print_suppressions=0
 mkdir -p "$work/seeds"
-cp docs/examples/*.nft tests/golden/*.nft "$work/seeds/"
+cp docs/examples/*.nft selftests/golden/*.nft "$work/seeds/"
 
 # target, runs in make check, needs root
 for t in "rewrite 50000 no" "desc 50000 no" "compile 400 yes"; do
@@ -45,7 +45,7 @@ for t in "rewrite 50000 no" "desc 50000 no" "compile 400 yes"; do
 	bin=$FZ/fuzz_$1
 	if ! clang $flags -fsanitize=fuzzer -Iuserspace/include \
 		-Iuserspace/lib -D_GNU_SOURCE $(pkg-config --cflags $pkgs) \
-		"tests/fuzz/fuzz_$1.c" "$FZ/libcgfw.a" \
+		"selftests/fuzz/fuzz_$1.c" "$FZ/libcgfw.a" \
 		$(pkg-config --libs $pkgs) -o "$bin" > "$work/cc.log" 2>&1; then
 		not_ok "fuzz_$1 builds" "$(tail -20 "$work/cc.log")"
 		continue
@@ -54,7 +54,7 @@ for t in "rewrite 50000 no" "desc 50000 no" "compile 400 yes"; do
 		skip "fuzz_$1" "needs root (the shadow network namespace)"
 		continue
 	fi
-	reg=(tests/fuzz/regress/$1/*)
+	reg=(selftests/fuzz/regress/$1/*)
 	if [ -e "${reg[0]}" ]; then
 		if "$bin" "${reg[@]}" > "$work/reg.log" 2>&1; then
 			ok "fuzz_$1: the ${#reg[@]} inputs it ever crashed on do not crash it"
@@ -80,7 +80,7 @@ for t in "rewrite 50000 no" "desc 50000 no" "compile 400 yes"; do
 		for a in "$work/art-$1"/*; do
 			[ -e "$a" ] && cp "$a" "$BUILD/" 2>/dev/null
 		done
-		not_ok "fuzz_$1: found a crash (kept in $BUILD/; add it to tests/fuzz/regress/$1/ once fixed)" \
+		not_ok "fuzz_$1: found a crash (kept in $BUILD/; add it to selftests/fuzz/regress/$1/ once fixed)" \
 			"$(grep -E 'ERROR|SUMMARY|#[0-9]+ in ' "$work/$1.log" | head -12)"
 	fi
 done

@@ -56,8 +56,8 @@ for t in "$BUILD"/tests/test_*; do
 	run_one unit "unit: $(basename "$t") (no root)" "$t"
 done
 run_one lint "the library's layers and installation" tools/lint.sh "$BUILD" --test
-run_one golden "golden bytecode" tests/golden.sh "$BUILD"
-run_one bad "bad input" tests/selftests/bad_input.sh
+run_one golden "golden bytecode" selftests/golden.sh "$BUILD"
+run_one bad "bad input" selftests/system/bad_input.sh
 run_one selftests "selftests" "$BUILD/tests/cgfw_selftest"
 # bpf against nft on live traffic: 140 x 100 gives over 10,000 pairs after
 # the rulesets nft itself refuses; DIFF_RULESETS=N DIFF_SEED=S for more.
@@ -70,27 +70,27 @@ run_one differential "differential" "$BUILD/tests/difftest" -s "${DIFF_SEED:-1}"
 	-l "${DIFF_LISTS:-1}" -P "${DIFF_LIST_PACKETS:-3000}" \
 	-C "${CGFW_CLASSBENCH:-../shared/classbench}" -T "${DIFF_TRACE_PACKETS:-2000}"
 run_one crafted "crafted packets (bpf)" "$BUILD/tests/testrun"
-run_one cli "cli" tests/selftests/cli.sh
-run_one large "large sets" tests/selftests/large_sets.sh
-run_one objects "named stateful objects" tests/selftests/objects.sh
-run_one dynamic "sets the rules add to" tests/selftests/dynamic.sh
-run_one readback "the read-back from nft's batch against the dumps" tests/selftests/readback.sh
+run_one cli "cli" selftests/system/cli.sh
+run_one large "large sets" selftests/system/large_sets.sh
+run_one objects "named stateful objects" selftests/system/objects.sh
+run_one dynamic "sets the rules add to" selftests/system/dynamic.sh
+run_one readback "the read-back from nft's batch against the dumps" selftests/system/readback.sh
 run_one yardstick "nftables' tests/py rules at a cgroup hook, each backend" \
-	tests/selftests/yardstick.sh
-run_one kill "kill -9 in the middle of an apply" tests/selftests/kill_apply.sh
-run_one kill-steps "kill -9 at every step of an apply" tests/selftests/kill_points.sh
-run_one concurrency "commands at the same time" tests/selftests/concurrency.sh
-run_one daemon "cgfw daemon: tables that follow their cgroups" tests/selftests/daemon.sh
+	selftests/system/yardstick.sh
+run_one kill "kill -9 in the middle of an apply" selftests/system/kill_apply.sh
+run_one kill-steps "kill -9 at every step of an apply" selftests/system/kill_points.sh
+run_one concurrency "commands at the same time" selftests/system/concurrency.sh
+run_one daemon "cgfw daemon: tables that follow their cgroups" selftests/system/daemon.sh
 run_one operations "operations: editors, nft flush, other users, long names" \
-	tests/selftests/operations.sh
+	selftests/system/operations.sh
 run_one composition "tables of different backends on one cgroup" \
-	tests/selftests/composition.sh
+	selftests/system/composition.sh
 # the kernel series' own selftest: skips where the kernel lacks the family
 run_one kernel "kernel: nf_tables cgroup family" "$BUILD/tests/nft_cgroup_skb"
-run_one compat "nft 1.0.6 next to the cgroup family" tests/selftests/nft_compat.sh
+run_one compat "nft 1.0.6 next to the cgroup family" selftests/system/nft_compat.sh
 # nft with the cgroup family (nft-extension/, make nft): real traffic,
 # round trips, cgfw and nft agreeing; then nftables' own test suites
-run_one nft "nft with the cgroup family" tests/selftests/nft_family.sh
+run_one nft "nft with the cgroup family" selftests/system/nft_family.sh
 run_one nft "nftables' test suites with the cgroup family" \
 	nft-extension/run-suites.sh "$BUILD"
 

@@ -5,7 +5,7 @@
 # tests run with it (the last: the recovery after a kill at each step).
 # Any report from cgfw's own code fails: ASan and UBSan stop the process,
 # and LeakSanitizer makes it exit non-zero at the end; the leaks of the
-# libraries cgfw calls are suppressed by tests/sanitizers/lsan.supp, each
+# libraries cgfw calls are suppressed by selftests/sanitizers/lsan.supp, each
 # entry explained there.
 # Prints TAP and the run-tests.sh count line.
 #   tools/sanitize.sh BUILD
@@ -26,5 +26,5 @@ if ! make --no-print-directory -s -j"$(nproc)" BUILD="$SAN" \
 fi
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=86:detect_odr_violation=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=87
-export LSAN_OPTIONS=suppressions=$top/tests/sanitizers/lsan.supp:print_suppressions=0
+export LSAN_OPTIONS=suppressions=$top/selftests/sanitizers/lsan.supp:print_suppressions=0
 CGFW_TESTS="unit golden bad selftests crafted cli large kill-steps" exec tools/run-tests.sh "$SAN"

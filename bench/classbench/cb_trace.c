@@ -2,7 +2,7 @@
 /*
  * ClassBench's own filter sets and traces through the bpf backend: each
  * list is applied to a cgroup as one egress chain (rule i accepts when i
- * is even, drops when it is odd; tests/lib/classbench.h's cb_load()), and
+ * is even, drops when it is odd; selftests/lib/classbench.h's cb_load()), and
  * every trace packet is test-run (BPF_PROG_TEST_RUN) on the attached
  * program and on a one-rule program, in turn, so that the machine's load
  * falls on both. The verdict of each is checked against the first match.

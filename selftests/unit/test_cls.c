@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The classifier's tree (userspace/lib/bpf/cls/cls_tree.c) against the
- * reference first match (tests/lib/classbench.h), without nft or the kernel:
+ * reference first match (selftests/lib/classbench.h), without nft or the kernel:
  * ClassBench-style rules as boxes, packets at random and at the rules'
  * edges, the first matching rule and every match after it compared.
  *
@@ -300,7 +300,7 @@ static int cmp_dbl(const void *a, const void *b)
 }
 
 /*
- * A ClassBench filter set and its trace (tests/lib/classbench.h's
+ * A ClassBench filter set and its trace (selftests/lib/classbench.h's
  * cb_load()): the build, and each trace packet's walk against the first
  * match; the walks' mean, 90th percentile and worst by the cost model.
  */

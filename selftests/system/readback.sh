@@ -39,9 +39,9 @@ same() {	# same NAME FILE: both read-backs give the same
 	[ -z "$diffs" ]
 }
 
-for f in "$top"/tests/golden/*.nft; do
+for f in "$top"/selftests/golden/*.nft; do
 	name=$(basename "$f")
-	if (cd "$top/tests/golden" && same "$name" "$name"); then
+	if (cd "$top/selftests/golden" && same "$name" "$name"); then
 		ok "golden $name: the batch reads as the dumps"
 	else
 		not_ok "golden $name: the batch reads as the dumps"

@@ -80,7 +80,7 @@ mkdir "$work/rt"
 for f in "$top"/docs/examples/*.nft; do
 	sed "s|cgroup \"[^\"]*\"|cgroup \"$cg\"|" "$f" > "$work/rt/$(basename "$f")"
 done
-python3 - "$top/tests/selftests/cgfw_selftest.c" "$work/rt" "$cg" <<'EOF'
+python3 - "$top/selftests/system/cgfw_selftest.c" "$work/rt" "$cg" <<'EOF'
 import re, sys
 src, out, cg = sys.argv[1:]
 text = open(src).read()

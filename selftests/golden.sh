@@ -1,6 +1,6 @@
 #!/bin/bash
 # Golden bytecode tests, in the style of nftables' tests/py payload files:
-# for every tests/golden/NAME.nft, "cgfw compile" must print
+# for every selftests/golden/NAME.nft, "cgfw compile" must print
 # exactly NAME.nft.payload (nf_tables bytecode) and "cgfw compile -b bpf"
 # exactly NAME.nft.bpf (the BPF programs; the cgroup's path and id, which
 # differ from machine to machine, left out). DUMPGEN=y rewrites them.
@@ -8,7 +8,7 @@
 set -u
 BUILD=${1:-build}
 CGFW=${CGFW:-$BUILD/cgfw}
-dir=tests/golden
+dir=selftests/golden
 n=0
 # the output of one backend, made comparable
 compile() {

@@ -9,7 +9,7 @@
  *
  * With CGFW_FUZZ_FIND_NFT_CRASHES set, an input on which libnftables
  * crashes (cgfw reports it and goes on) is kept as a finding too: that is
- * how tests/fuzz/nft-crashes/ was found, whose inputs the tests give cgfw
+ * how selftests/fuzz/nft-crashes/ was found, whose inputs the tests give cgfw
  * to show that it survives them.
  */
 #include <stdint.h>

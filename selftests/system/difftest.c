@@ -12,7 +12,7 @@
  * the cgroup, under each. The emulated target is the oracle: the sender's
  * verdict (sent, or EPERM) and every counter must be the same under each.
  *
- * Then ClassBench-style access lists (tests/lib/classbench.h: IPv4 and IPv6
+ * Then ClassBench-style access lists (selftests/lib/classbench.h: IPv4 and IPv6
  * prefixes of mixed lengths in address space made local here, tcp and
  * udp, exact ports and port ranges, overlapping rules, accept, drop,
  * counters), large enough that the bpf backend compiles them into its
@@ -22,7 +22,7 @@
  * TCP packets are connection attempts (their SYN), UDP ones datagrams.
  *
  * Then, with -C DIR, ClassBench's own lists acl1_10k, fw1_10k and ipc1_10k
- * (tests/lib/classbench.h's cb_load(): rule i accepts when i is even, a
+ * (selftests/lib/classbench.h's cb_load(): rule i accepts when i is even, a
  * counter on every fourth rule) and the first PACKETS_PER_TRACE packets of
  * their traces, then acl1_10k in IPv6 (cb_v6_rule()) with each packet in
  * IPv6 and in IPv4; skipped, with the reason, where DIR does not have them.

@@ -6,7 +6,7 @@
 # a sender loops on a port the table drops;
 # systemctl reload; systemctl stop leaves the tables. Skips unless PID 1 is
 # systemd (make check boots the guest a second time for it).
-#   tests/selftests/unit.sh BUILD
+#   selftests/system/unit.sh BUILD
 set -u
 BUILD=$(realpath "${1:-build}")
 CGFW=$BUILD/cgfw
