@@ -4,7 +4,8 @@
  * nft's inet family, verdict for verdict.
  *
  * Random rulesets (matches on addresses, ports, lengths, marks, families,
- * sets, intervals, concatenations, verdict maps; counters, mark statements;
+ * IPv6 extension headers, sets, intervals, concatenations, verdict maps;
+ * counters, mark statements;
  * accept, drop, continue, return, jump, goto) are applied to a cgroup,
  * first with the emulated nft target (inet + socket cgroupv2), then with
  * the bpf backend, then with the native cgroup family where the kernel has
@@ -151,7 +152,7 @@ static void port_match(struct sb *s, const char *field)
 /* One match; @fam: 4, 6, or 0 when the rule has no family yet. */
 static void match(struct sb *s, int *fam)
 {
-	switch (rnd(11)) {
+	switch (rnd(12)) {
 	case 0:
 		if (udp_ok(fam))
 			port_match(s, "dport");
@@ -227,6 +228,27 @@ static void match(struct sb *s, int *fam)
 			break;
 		set_fam(fam, 6);
 		add(s, "ip6 daddr . udp dport { %s . %d } ", PICK(v6), port());
+		break;
+	case 10:	/* the headers some IPv6 datagrams carry */
+		if (FAM(*fam) == 4)
+			break;
+		set_fam(fam, 6);
+		switch (rnd(4)) {
+		case 0:
+			add(s, "exthdr %s %s ", rnd(2) ? "hbh" : "dst",
+			    rnd(2) ? "exists" : "missing");
+			break;
+		case 1:
+			add(s, "%s nexthdr %s ", rnd(2) ? "hbh" : "dst",
+			    rnd(2) ? "udp" : "tcp");
+			break;
+		case 2:
+			add(s, "%s hdrlength %s%u ", rnd(2) ? "hbh" : "dst",
+			    rnd(2) ? "" : "!= ", rnd(4));
+			break;
+		default:
+			add(s, "exthdr rt missing ");
+		}
 		break;
 	default:
 		if (udp_ok(fam))

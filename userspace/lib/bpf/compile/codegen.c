@@ -703,6 +703,144 @@ static void gen_payload(struct cg *g, struct nftnl_expr *e, int brk)
 				   off, len, dst, brk);
 }
 
+/*
+ * One step of ipv6_find_hdr(skb, &off, @type, NULL, NULL): the header at
+ * S + 24 of type S + 16 is @type (r5: its offset, on to @found), or an
+ * extension header to step over, or the end of the walk (@none).
+ */
+static void find_ipv6_step(struct cg *g, uint8_t type, int found, int none)
+{
+	int frag = cgfw_em_label(g->em), ah = cgfw_em_label(g->em);
+	int next = cgfw_em_label(g->em), hdr = cgfw_em_label(g->em);
+	int S = STK_SCRATCH;
+
+	E(I_LDX(BPF_DW, BPF_REG_2, BPF_REG_10, S + 16));
+	E(I_LDX(BPF_DW, BPF_REG_5, BPF_REG_10, S + 24));
+	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, type, found);
+	jmp_if_exthdr(g, BPF_REG_2, hdr);
+	cgfw_em_goto(g->em, none);
+	cgfw_em_bind(g->em, hdr);
+	cgfw_cg_load_bytes(g, BPF_REG_5, 0, S, 4);
+	cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, none);
+	E(I_LDX(BPF_DW, BPF_REG_2, BPF_REG_10, S + 16));
+	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, 51, ah);
+	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, 44, frag);
+	E(I_LDX(BPF_B, BPF_REG_4, BPF_REG_10, S + 1));
+	E(I_ALU64_IMM(BPF_ADD, BPF_REG_4, 1));
+	E(I_ALU64_IMM(BPF_LSH, BPF_REG_4, 3));
+	cgfw_em_goto(g->em, next);
+	cgfw_em_bind(g->em, ah);
+	E(I_LDX(BPF_B, BPF_REG_4, BPF_REG_10, S + 1));
+	E(I_ALU64_IMM(BPF_ADD, BPF_REG_4, 2));
+	E(I_ALU64_IMM(BPF_LSH, BPF_REG_4, 2));
+	cgfw_em_goto(g->em, next);
+	cgfw_em_bind(g->em, frag);	/* after a later fragment: -ENOENT */
+	E(I_LDX(BPF_H, BPF_REG_3, BPF_REG_10, S + 2));
+	E(I_BE(BPF_REG_3, 16));
+	E(I_ALU64_IMM(BPF_AND, BPF_REG_3, 0xfff8));
+	E(I_MOV64_IMM(BPF_REG_4, 8));
+	cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_3, 0, none);
+	cgfw_em_bind(g->em, next);
+	E(I_LDX(BPF_B, BPF_REG_2, BPF_REG_10, S));
+	E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_2, S + 16));
+	E(I_LDX(BPF_DW, BPF_REG_3, BPF_REG_10, S + 24));
+	E(I_ALU64_REG(BPF_ADD, BPF_REG_3, BPF_REG_4));
+	E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_3, S + 24));
+}
+
+/*
+ * nft_exthdr_ipv6_eval(): the header of @type found as the prologue
+ * walks them (at most IPV6_MAX_EXTHDRS), r5 its offset at @found; else
+ * @none. The scratch it used is zeroed by the caller on every path, so
+ * that the paths meet as one state again.
+ */
+static void find_ipv6_hdr(struct cg *g, uint8_t type, int found, int none)
+{
+	int S = STK_SCRATCH, i;
+
+	cgfw_em_jmp_imm(g->em, BPF_JNE, R_NFPROTO, NFPROTO_IPV6, none);
+	cgfw_cg_load_bytes(g, -1, 6, S, 1);
+	cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, none);
+	E(I_LDX(BPF_B, BPF_REG_2, BPF_REG_10, S));
+	E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_2, S + 16));	/* nexthdr */
+	E(I_ST(BPF_DW, BPF_REG_10, S + 24, 40));		/* offset */
+	for (i = 0; i < IPV6_MAX_EXTHDRS; i++)
+		find_ipv6_step(g, type, found, none);
+	cgfw_em_goto(g->em, none);
+}
+
+static void zero_walk(struct cg *g)
+{
+	int S = STK_SCRATCH;
+
+	E(I_ST(BPF_DW, BPF_REG_10, S, 0));
+	E(I_ST(BPF_DW, BPF_REG_10, S + 16, 0));
+	E(I_ST(BPF_DW, BPF_REG_10, S + 24, 0));
+}
+
+/*
+ * exthdr: IPv6 extension headers (hbh, rt, frag, dst, mh, and the rest
+ * nft names by number): a field of the first header of its type, or
+ * whether there is one (exists, missing). TCP options, IPv4 options and
+ * SCTP chunks are refused.
+ */
+static void gen_exthdr(struct cg *g, struct nftnl_expr *e, int brk)
+{
+	uint32_t op = nftnl_expr_is_set(e, NFTNL_EXPR_EXTHDR_OP) ?
+		      nftnl_expr_get_u32(e, NFTNL_EXPR_EXTHDR_OP) :
+		      NFT_EXTHDR_OP_IPV6;
+	uint32_t off = nftnl_expr_get_u32(e, NFTNL_EXPR_EXTHDR_OFFSET);
+	uint32_t len = nftnl_expr_get_u32(e, NFTNL_EXPR_EXTHDR_LEN);
+	uint32_t flags = nftnl_expr_get_u32(e, NFTNL_EXPR_EXTHDR_FLAGS);
+	uint8_t type = nftnl_expr_get_u8(e, NFTNL_EXPR_EXTHDR_TYPE);
+	int found = cgfw_em_label(g->em), none = cgfw_em_label(g->em);
+	int done = cgfw_em_label(g->em), fail = cgfw_em_label(g->em);
+	int dst;
+
+	if (nftnl_expr_is_set(e, NFTNL_EXPR_EXTHDR_SREG)) {
+		cgfw_cg_refuse(g, "exthdr statements change the packet (a CGROUP_SKB program may not)");
+		return;
+	}
+	if (op != NFT_EXTHDR_OP_IPV6) {
+		cgfw_cg_refuse(g, "%s are not compiled to BPF yet (IPv6 extension headers are)",
+			       op == NFT_EXTHDR_OP_TCPOPT ? "TCP options" :
+			       op == NFT_EXTHDR_OP_IPV4 ? "IPv4 options" :
+			       op == NFT_EXTHDR_OP_SCTP ? "SCTP chunks" :
+			       "these extension headers");
+		return;
+	}
+	dst = reg_off(g, nftnl_expr_get_u32(e, NFTNL_EXPR_EXTHDR_DREG),
+		      flags & NFT_EXTHDR_F_PRESENT ? 1 : len);
+	if (!dst)
+		return;
+	find_ipv6_hdr(g, type, found, none);
+	cgfw_em_bind(g->em, found);
+	if (flags & NFT_EXTHDR_F_PRESENT) {	/* nft_reg_store8() */
+		E(I_ST(BPF_W, BPF_REG_10, dst, 1));
+		cgfw_em_goto(g->em, done);
+		cgfw_em_bind(g->em, none);
+		E(I_ST(BPF_W, BPF_REG_10, dst, 0));
+	} else {
+		if (len % 4)	/* nft zeroes the last, partial word */
+			E(I_ST(BPF_W, BPF_REG_10, dst + len / 4 * 4, 0));
+		cgfw_cg_load_bytes(g, BPF_REG_5, off, dst, len);
+		cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, done);
+		cgfw_em_bind(g->em, none);
+		cgfw_em_goto(g->em, fail);
+	}
+	cgfw_em_bind(g->em, done);
+	zero_walk(g);
+	if (!(flags & NFT_EXTHDR_F_PRESENT)) {
+		int out = cgfw_em_label(g->em);
+
+		cgfw_em_goto(g->em, out);
+		cgfw_em_bind(g->em, fail);
+		zero_walk(g);
+		cgfw_em_goto(g->em, brk);
+		cgfw_em_bind(g->em, out);
+	}
+}
+
 /* A meta key as nft writes it (src/meta.c), for messages. */
 static const char *meta_key_name(uint32_t key)
 {
@@ -1346,6 +1484,8 @@ static void gen_expr(struct cg *g, struct nftnl_expr *e, int next, int ret,
 		gen_socket(g, e, next);
 	else if (!strcmp(name, "dynset"))
 		gen_dynset(g, e, next);
+	else if (!strcmp(name, "exthdr"))
+		gen_exthdr(g, e, next);
 	else if (!strcmp(name, "ct"))
 		cgfw_cg_refuse(g, "ct: there is no connection tracking at the cgroup hook (at ingress it is already gone)");
 	else
