@@ -4,7 +4,8 @@
  * nft's inet family, verdict for verdict.
  *
  * Random rulesets (matches on addresses, ports, lengths, marks, families,
- * IPv6 extension headers, sets, intervals, concatenations, verdict maps;
+ * IPv6 extension headers, cpu, packet types, sets, intervals,
+ * concatenations, verdict maps;
  * counters, mark statements;
  * accept, drop, continue, return, jump, goto) are applied to a cgroup,
  * first with the emulated nft target (inet + socket cgroupv2), then with
@@ -152,7 +153,7 @@ static void port_match(struct sb *s, const char *field)
 /* One match; @fam: 4, 6, or 0 when the rule has no family yet. */
 static void match(struct sb *s, int *fam)
 {
-	switch (rnd(12)) {
+	switch (rnd(13)) {
 	case 0:
 		if (udp_ok(fam))
 			port_match(s, "dport");
@@ -249,6 +250,14 @@ static void match(struct sb *s, int *fam)
 		default:
 			add(s, "exthdr rt missing ");
 		}
+		break;
+	case 11:	/* the sender runs on CPU 0 (main()) */
+		if (rnd(2))
+			add(s, "meta cpu %s%u ", PICK(ops), rnd(2));
+		else
+			add(s, "meta pkttype %s ", PICK(((const char *const[]){
+				"host", "multicast", "broadcast",
+				"{ host, other }" })));
 		break;
 	default:
 		if (udp_ok(fam))
@@ -1024,6 +1033,7 @@ int main(int argc, char **argv)
 	struct packet *pk;
 	int *verdict_oracle;
 	unsigned long long seed = 1, skipped = 0;
+	cpu_set_t cpus;
 	/* the fourth: acl1_10k again, in IPv6 */
 	static const char *const cb_lists[] = {
 		"acl1_10k", "fw1_10k", "ipc1_10k",
@@ -1054,6 +1064,11 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	rng_state = seed * 0x9E3779B97F4A7C15ULL + 1;
+	/* "meta cpu" rules: every packet from CPU 0 */
+	CPU_ZERO(&cpus);
+	CPU_SET(0, &cpus);
+	if (sched_setaffinity(0, sizeof(cpus), &cpus))
+		printf("# cannot run on CPU 0 alone: %s\n", strerror(errno));
 	setup(cg, sizeof(cg));
 	snprintf(cg_name, sizeof(cg_name), "%s", cg);
 	fork_into(cg);

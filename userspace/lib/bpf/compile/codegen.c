@@ -24,6 +24,7 @@
 #include <libnftnl/rule.h>
 #include <libnftnl/set.h>
 #include <linux/if_ether.h>
+#include <linux/if_packet.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
 
@@ -877,6 +878,35 @@ static const char *meta_key_name(uint32_t key)
 	return other;
 }
 
+/*
+ * meta pkttype (nft_meta_get_eval_pkttype_lo()): skb->pkt_type, but a
+ * multicast packet looped back (PACKET_LOOPBACK) is multicast, or for
+ * IPv4 broadcast when its destination is not a multicast address.
+ */
+static void gen_pkttype(struct cg *g, int off, int brk)
+{
+	int done = cgfw_em_label(g->em), v6 = cgfw_em_label(g->em);
+
+	E(I_ST(BPF_W, BPF_REG_10, off, 0));	/* nft_reg_store8() */
+	E(I_LDX(BPF_W, BPF_REG_1, R_CTX, offsetof(struct __sk_buff, pkt_type)));
+	cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_1, PACKET_LOOPBACK, done);
+	cgfw_em_jmp_imm(g->em, BPF_JEQ, R_NFPROTO, NFPROTO_IPV6, v6);
+	cgfw_em_jmp_imm(g->em, BPF_JNE, R_NFPROTO, NFPROTO_IPV4, brk);
+	cgfw_cg_load_bytes(g, -1, 16, STK_SCRATCH, 1);	/* daddr's first byte */
+	cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, brk);
+	E(I_LDX(BPF_B, BPF_REG_2, BPF_REG_10, STK_SCRATCH));
+	E(I_ST(BPF_W, BPF_REG_10, STK_SCRATCH, 0));
+	E(I_ALU64_IMM(BPF_AND, BPF_REG_2, 0xf0));
+	E(I_MOV64_IMM(BPF_REG_1, PACKET_MULTICAST));
+	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, 0xe0, done);
+	E(I_MOV64_IMM(BPF_REG_1, PACKET_BROADCAST));
+	cgfw_em_goto(g->em, done);
+	cgfw_em_bind(g->em, v6);
+	E(I_MOV64_IMM(BPF_REG_1, PACKET_MULTICAST));
+	cgfw_em_bind(g->em, done);
+	E(I_STX(BPF_B, BPF_REG_10, BPF_REG_1, off));
+}
+
 static void gen_meta(struct cg *g, struct nftnl_expr *e, int brk)
 {
 	uint32_t key = nftnl_expr_get_u32(e, NFTNL_EXPR_META_KEY);
@@ -937,6 +967,17 @@ static void gen_meta(struct cg *g, struct nftnl_expr *e, int brk)
 		E(I_MOV64_REG(BPF_REG_1, R_CTX));
 		E(I_CALL(BPF_FUNC_get_socket_uid));
 		E(I_STX(BPF_W, BPF_REG_10, BPF_REG_0, off));
+		return;
+	case NFT_META_CPU:
+		E(I_CALL(BPF_FUNC_get_smp_processor_id));
+		E(I_STX(BPF_W, BPF_REG_10, BPF_REG_0, off));
+		return;
+	case NFT_META_PRANDOM:
+		E(I_CALL(BPF_FUNC_get_prandom_u32));
+		E(I_STX(BPF_W, BPF_REG_10, BPF_REG_0, off));
+		return;
+	case NFT_META_PKTTYPE:
+		gen_pkttype(g, off, brk);
 		return;
 	default:
 		cgfw_cg_refuse(g, "meta %s has no CGROUP_SKB equivalent yet",
