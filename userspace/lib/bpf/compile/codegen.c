@@ -752,8 +752,8 @@ static void find_ipv6_step(struct cg *g, uint8_t type, int found, int none)
 /*
  * nft_exthdr_ipv6_eval(): the header of @type found as the prologue
  * walks them (at most IPV6_MAX_EXTHDRS), r5 its offset at @found; else
- * @none. The scratch it used is zeroed by the caller on every path, so
- * that the paths meet as one state again.
+ * @none. The scratch it used is zeroed by the caller on every path
+ * (zero_scratch()), so that the paths meet as one state again.
  */
 static void find_ipv6_hdr(struct cg *g, uint8_t type, int found, int none)
 {
@@ -770,20 +770,96 @@ static void find_ipv6_hdr(struct cg *g, uint8_t type, int found, int none)
 	cgfw_em_goto(g->em, none);
 }
 
-static void zero_walk(struct cg *g)
-{
-	int S = STK_SCRATCH;
+/* TCP options: at most 40 bytes of them, each at least one byte long */
+#define TCP_OPT_STEPS 40
 
-	E(I_ST(BPF_DW, BPF_REG_10, S, 0));
-	E(I_ST(BPF_DW, BPF_REG_10, S + 16, 0));
-	E(I_ST(BPF_DW, BPF_REG_10, S + 24, 0));
+/*
+ * One option of nft_exthdr_tcp_eval()'s walk: the option at r3 (of the
+ * header at S, r4 its length - 1) is @type (r5 its length, on to
+ * @found), or the next one. Its length without a branch: 1 for EOL, NOP
+ * or a length of 0 (optlen()), else its length byte.
+ */
+static void tcpopt_step(struct cg *g, uint8_t type, int found, int none)
+{
+	cgfw_em_jmp_reg(g->em, BPF_JGE, BPF_REG_3, BPF_REG_4, none);
+	E(I_MOV64_REG(BPF_REG_1, BPF_REG_10));
+	E(I_ALU64_IMM(BPF_ADD, BPF_REG_1, STK_SCRATCH));
+	E(I_ALU64_REG(BPF_ADD, BPF_REG_1, BPF_REG_3));
+	E(I_LDX(BPF_B, BPF_REG_2, BPF_REG_1, 0));	/* kind */
+	E(I_LDX(BPF_B, BPF_REG_5, BPF_REG_1, 1));	/* length */
+	E(I_MOV64_REG(BPF_REG_0, BPF_REG_2));		/* kind > NOP */
+	E(I_ALU64_IMM(BPF_ADD, BPF_REG_0, 254));
+	E(I_ALU64_IMM(BPF_RSH, BPF_REG_0, 8));
+	E(I_MOV64_REG(BPF_REG_1, BPF_REG_5));		/* length != 0 */
+	E(I_ALU64_IMM(BPF_ADD, BPF_REG_1, 255));
+	E(I_ALU64_IMM(BPF_RSH, BPF_REG_1, 8));
+	E(I_ALU64_REG(BPF_AND, BPF_REG_0, BPF_REG_1));
+	E(I_ALU64_IMM(BPF_SUB, BPF_REG_5, 1));		/* 1 + t (len - 1) */
+	E(I_ALU64_REG(BPF_MUL, BPF_REG_5, BPF_REG_0));
+	E(I_ALU64_IMM(BPF_ADD, BPF_REG_5, 1));
+	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, type, found);
+	E(I_ALU64_REG(BPF_ADD, BPF_REG_3, BPF_REG_5));
+}
+
+/*
+ * nft_exthdr_tcp_eval(): the TCP header whole (its data offset, 20 to 60
+ * bytes) at S, its options walked to the first of @type; r3 its offset,
+ * r5 its length at @found, checked as nft checks them (within the
+ * header, @need bytes long at least); else @none.
+ */
+static void find_tcpopt(struct cg *g, uint8_t type, uint32_t need, int found,
+			int none)
+{
+	int S = STK_SCRATCH, walk_found = cgfw_em_label(g->em), i;
+
+	copy_unlinked(g, BPF_REG_1, R_L4PROTO);
+	cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_1, IPPROTO_TCP, none);
+	copy_unlinked(g, BPF_REG_1, R_THOFF);
+	cgfw_em_jmp_imm(g->em, BPF_JSLT, BPF_REG_1, 0, none);
+	cgfw_cg_load_bytes(g, R_THOFF, 0, S, 20);
+	cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, none);
+	E(I_LDX(BPF_B, BPF_REG_4, BPF_REG_10, S + 12));
+	E(I_ALU64_IMM(BPF_RSH, BPF_REG_4, 4));
+	E(I_ALU64_IMM(BPF_LSH, BPF_REG_4, 2));
+	cgfw_em_jmp_imm(g->em, BPF_JLT, BPF_REG_4, 20, none);
+	E(I_MOV64_REG(BPF_REG_1, R_CTX));
+	E(I_MOV64_REG(BPF_REG_2, R_THOFF));
+	E(I_MOV64_REG(BPF_REG_3, BPF_REG_10));
+	E(I_ALU64_IMM(BPF_ADD, BPF_REG_3, S));
+	E(I_CALL(BPF_FUNC_skb_load_bytes));
+	cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, none);
+	E(I_LDX(BPF_B, BPF_REG_4, BPF_REG_10, S + 12));
+	E(I_ALU64_IMM(BPF_RSH, BPF_REG_4, 4));
+	E(I_ALU64_IMM(BPF_LSH, BPF_REG_4, 2));
+	cgfw_em_jmp_imm(g->em, BPF_JLT, BPF_REG_4, 20, none);	/* for the verifier */
+	E(I_ALU64_IMM(BPF_SUB, BPF_REG_4, 1));
+	E(I_MOV64_IMM(BPF_REG_3, 20));
+	for (i = 0; i < TCP_OPT_STEPS; i++)
+		tcpopt_step(g, type, walk_found, none);
+	cgfw_em_goto(g->em, none);
+	cgfw_em_bind(g->em, walk_found);
+	E(I_MOV64_REG(BPF_REG_1, BPF_REG_3));		/* i + optl <= len */
+	E(I_ALU64_REG(BPF_ADD, BPF_REG_1, BPF_REG_5));
+	E(I_ALU64_IMM(BPF_SUB, BPF_REG_1, 1));
+	cgfw_em_jmp_reg(g->em, BPF_JGT, BPF_REG_1, BPF_REG_4, none);
+	cgfw_em_jmp_imm(g->em, BPF_JLT, BPF_REG_5, need, none);
+	cgfw_em_goto(g->em, found);
+}
+
+/* The scratch a header walk used, zeroed: its paths meet as one state. */
+static void zero_scratch(struct cg *g)
+{
+	int i;
+
+	for (i = 0; i < 8; i++)
+		E(I_ST(BPF_DW, BPF_REG_10, STK_SCRATCH + 8 * i, 0));
 }
 
 /*
  * exthdr: IPv6 extension headers (hbh, rt, frag, dst, mh, and the rest
- * nft names by number): a field of the first header of its type, or
- * whether there is one (exists, missing). TCP options, IPv4 options and
- * SCTP chunks are refused.
+ * nft names by number) and TCP options: a field of the first header or
+ * option of its type, or whether there is one (exists, missing). IPv4
+ * options and SCTP chunks are refused.
  */
 static void gen_exthdr(struct cg *g, struct nftnl_expr *e, int brk)
 {
@@ -802,9 +878,8 @@ static void gen_exthdr(struct cg *g, struct nftnl_expr *e, int brk)
 		cgfw_cg_refuse(g, "exthdr statements change the packet (a CGROUP_SKB program may not)");
 		return;
 	}
-	if (op != NFT_EXTHDR_OP_IPV6) {
-		cgfw_cg_refuse(g, "%s are not compiled to BPF yet (IPv6 extension headers are)",
-			       op == NFT_EXTHDR_OP_TCPOPT ? "TCP options" :
+	if (op != NFT_EXTHDR_OP_IPV6 && op != NFT_EXTHDR_OP_TCPOPT) {
+		cgfw_cg_refuse(g, "%s are not compiled to BPF yet (IPv6 extension headers and TCP options are)",
 			       op == NFT_EXTHDR_OP_IPV4 ? "IPv4 options" :
 			       op == NFT_EXTHDR_OP_SCTP ? "SCTP chunks" :
 			       "these extension headers");
@@ -814,9 +889,17 @@ static void gen_exthdr(struct cg *g, struct nftnl_expr *e, int brk)
 		      flags & NFT_EXTHDR_F_PRESENT ? 1 : len);
 	if (!dst)
 		return;
-	find_ipv6_hdr(g, type, found, none);
-	cgfw_em_bind(g->em, found);
-	if (flags & NFT_EXTHDR_F_PRESENT) {	/* nft_reg_store8() */
+	if (op == NFT_EXTHDR_OP_TCPOPT) {
+		find_tcpopt(g, type, off + len, found, none);
+		cgfw_em_bind(g->em, found);	/* r2: where its field is */
+		E(I_MOV64_REG(BPF_REG_2, BPF_REG_3));
+		E(I_ALU64_REG(BPF_ADD, BPF_REG_2, R_THOFF));
+		E(I_MOV64_REG(BPF_REG_5, BPF_REG_2));
+	} else {
+		find_ipv6_hdr(g, type, found, none);
+		cgfw_em_bind(g->em, found);	/* r5: the header's offset */
+	}
+	if (flags & NFT_EXTHDR_F_PRESENT) {	/* 1 or 0 in the register */
 		E(I_ST(BPF_W, BPF_REG_10, dst, 1));
 		cgfw_em_goto(g->em, done);
 		cgfw_em_bind(g->em, none);
@@ -830,13 +913,13 @@ static void gen_exthdr(struct cg *g, struct nftnl_expr *e, int brk)
 		cgfw_em_goto(g->em, fail);
 	}
 	cgfw_em_bind(g->em, done);
-	zero_walk(g);
+	zero_scratch(g);
 	if (!(flags & NFT_EXTHDR_F_PRESENT)) {
 		int out = cgfw_em_label(g->em);
 
 		cgfw_em_goto(g->em, out);
 		cgfw_em_bind(g->em, fail);
-		zero_walk(g);
+		zero_scratch(g);
 		cgfw_em_goto(g->em, brk);
 		cgfw_em_bind(g->em, out);
 	}
