@@ -1,11 +1,12 @@
 #!/bin/bash
-# Extension headers and TCP options (exthdr) with real packets: the same
-# table on every backend this kernel has, and connections made from our
-# cgroup to a listener on 127.0.0.1 (the kernel's SYN carries MSS, SACK
-# permitted, timestamps and window scale; the rest of the connection
-# timestamps only) and on ::1 with a hop-by-hop header; each rule's
-# counter must be what nft's inet family (the emulated target) counts,
-# and each drop must stop the same connections.
+# Extension headers, TCP options and SCTP chunks (exthdr) with real
+# packets: the same table on every backend this kernel has, connections
+# made from our cgroup to a listener on 127.0.0.1 (the kernel's SYN
+# carries MSS, SACK permitted, timestamps and window scale; the rest of
+# the connection timestamps only) and on ::1 with a hop-by-hop header,
+# and SCTP packets of a few chunks (raw: no association is needed). Each
+# rule's counter must be what nft's inet family (the emulated target)
+# counts, and each drop must stop the same packets.
 set -u
 . "$(dirname "$0")/../lib/lib.sh"
 ns_setup exthdr
@@ -31,9 +32,41 @@ table cgroup opts {
 		meta nfproto ipv6 exthdr dst missing counter
 		hbh nexthdr tcp counter
 		tcp dport 7003 exthdr hbh exists drop
+		sctp chunk init exists counter
+		sctp chunk data exists counter
+		sctp chunk init num-inbound-streams 5 counter
+		sctp chunk data tsn 7 counter
+		sctp chunk abort exists drop
 	}
 }
 EOT
+# sctps: SCTP packets (raw, no association) from our cgroup to 127.0.0.1,
+# "s" if sent, "d" if dropped: an INIT (5 inbound streams), a DATA (TSN
+# 7), a DATA then an ABORT, a chunk of length 0 before an ABORT (nft's
+# walk ends there)
+sctps() {
+	bash -c 'echo $$ > "$0/cgroup.procs"
+	python3 - <<PY
+import errno, socket, struct
+def chunk(t, body):
+    c = struct.pack("!BBH", t, 0, 4 + len(body)) + body
+    return c + bytes(-len(c) % 4)
+common = struct.pack("!HHII", 5000, 5001, 0, 0)
+pkts = [chunk(1, struct.pack("!IIHHI", 1, 65535, 5, 5, 1)),
+        chunk(0, struct.pack("!IHHI", 7, 0, 0, 0) + b"x"),
+        chunk(0, struct.pack("!IHHI", 8, 0, 0, 0) + b"y") + chunk(6, b""),
+        struct.pack("!BBH", 0, 0, 0) + chunk(6, b"")]
+s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_SCTP)
+out = ""
+for p in pkts:
+    try:
+        s.sendto(common + p, ("127.0.0.1", 0))
+        out += "s"
+    except PermissionError:
+        out += "d"
+print(out)
+PY' "$root/$cg"
+}
 # connects PORT...: for each, "c" if a connection from our cgroup was
 # made, "x" if not (a dropped SYN: connect() fails within 2 s); the
 # connection to [::1] carries a hop-by-hop header (IPV6_HOPOPTS)
@@ -89,14 +122,14 @@ for b in $(test_backends); do
 		not_ok "$b: the table applies" "$out"
 		continue
 	fi
-	got=$(connects 7000 7001 7002 7003 6:7000 6:7003)
+	got=$(connects 7000 7001 7002 7003 6:7000 6:7003)$(sctps)
 	c=$(counters | tr '\n' ' ')
 	[ -n "${EXTHDR_DEBUG:-}" ] && echo "# $b: $c"
 	"$CGFW" delete opts
 	if [ -z "$oracle" ]; then
 		oracle_c=$got oracle=$c
-		check "$b: SYNs with MSS and SACK permitted are dropped by their rule, a hop-by-hop header by its own ($got)" \
-			test "$got" = cxcccx
+		check "$b: SYNs with SACK permitted are dropped by their rule, a hop-by-hop header by its own, an SCTP ABORT by its own ($got)" \
+			test "$got" = cxcccxssds
 		check "$b: the counters count (the MSS rule: $(echo "$c" | cut -d' ' -f1-4))" \
 			bash -c "[ '$(echo "$c" | cut -d' ' -f2)' != 0 ]"
 		continue

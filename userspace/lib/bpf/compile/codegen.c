@@ -846,6 +846,66 @@ static void find_tcpopt(struct cg *g, uint8_t type, uint32_t need, int found,
 	cgfw_em_goto(g->em, found);
 }
 
+/* SCTP chunks walked, at most (nft walks to the end of the packet) */
+#define SCTP_CHUNK_STEPS 16
+
+/*
+ * One chunk of nft_exthdr_sctp_eval()'s walk: the chunk at S + 24 is
+ * @type (r5 its offset, r4 its length, on to @found), or the walk goes
+ * on past it (padded to 4 bytes) while in the packet.
+ */
+static void sctp_step(struct cg *g, uint8_t type, int found, int none)
+{
+	int S = STK_SCRATCH;
+
+	E(I_LDX(BPF_DW, BPF_REG_2, BPF_REG_10, S + 24));
+	cgfw_cg_load_bytes(g, BPF_REG_2, 0, S, 4);
+	cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, none);
+	E(I_LDX(BPF_H, BPF_REG_4, BPF_REG_10, S + 2));
+	E(I_BE(BPF_REG_4, 16));
+	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_4, 0, none);
+	E(I_LDX(BPF_DW, BPF_REG_5, BPF_REG_10, S + 24));
+	E(I_LDX(BPF_B, BPF_REG_2, BPF_REG_10, S));
+	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, type, found);
+	E(I_ALU64_IMM(BPF_ADD, BPF_REG_4, 3));		/* SCTP_PAD4() */
+	E(I_ALU64_IMM(BPF_AND, BPF_REG_4, ~3));
+	E(I_ALU64_REG(BPF_ADD, BPF_REG_5, BPF_REG_4));
+	E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_5, S + 24));
+	E(I_LDX(BPF_W, BPF_REG_1, R_CTX, offsetof(struct __sk_buff, len)));
+	cgfw_em_jmp_reg(g->em, BPF_JGE, BPF_REG_5, BPF_REG_1, none);
+}
+
+/*
+ * nft_exthdr_sctp_eval(): the chunks after SCTP's common header, to the
+ * first of @type (at most SCTP_CHUNK_STEPS of them); r5 its offset, r4
+ * its length at @found, else @none. A field must lie within the chunk
+ * and the chunk within the packet (checked by the caller with @need).
+ */
+static void find_sctp_chunk(struct cg *g, uint8_t type, uint32_t need,
+			    bool present, int found, int none)
+{
+	int S = STK_SCRATCH, walk_found = cgfw_em_label(g->em), i;
+
+	copy_unlinked(g, BPF_REG_1, R_L4PROTO);
+	cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_1, IPPROTO_SCTP, none);
+	copy_unlinked(g, BPF_REG_1, R_THOFF);
+	cgfw_em_jmp_imm(g->em, BPF_JSLT, BPF_REG_1, 0, none);
+	E(I_ALU64_IMM(BPF_ADD, BPF_REG_1, 12));		/* sizeof(sctphdr) */
+	E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_1, S + 24));
+	for (i = 0; i < SCTP_CHUNK_STEPS; i++)
+		sctp_step(g, type, walk_found, none);
+	cgfw_em_goto(g->em, none);
+	cgfw_em_bind(g->em, walk_found);
+	if (!present) {
+		cgfw_em_jmp_imm(g->em, BPF_JLT, BPF_REG_4, need, none);
+		E(I_MOV64_REG(BPF_REG_1, BPF_REG_5));
+		E(I_ALU64_REG(BPF_ADD, BPF_REG_1, BPF_REG_4));
+		E(I_LDX(BPF_W, BPF_REG_2, R_CTX, offsetof(struct __sk_buff, len)));
+		cgfw_em_jmp_reg(g->em, BPF_JGT, BPF_REG_1, BPF_REG_2, none);
+	}
+	cgfw_em_goto(g->em, found);
+}
+
 /* The scratch a header walk used, zeroed: its paths meet as one state. */
 static void zero_scratch(struct cg *g)
 {
@@ -857,9 +917,9 @@ static void zero_scratch(struct cg *g)
 
 /*
  * exthdr: IPv6 extension headers (hbh, rt, frag, dst, mh, and the rest
- * nft names by number) and TCP options: a field of the first header or
- * option of its type, or whether there is one (exists, missing). IPv4
- * options and SCTP chunks are refused.
+ * nft names by number), TCP options and SCTP chunks: a field of the
+ * first of its type, or whether there is one (exists, missing). IPv4
+ * options are refused.
  */
 static void gen_exthdr(struct cg *g, struct nftnl_expr *e, int brk)
 {
@@ -878,10 +938,10 @@ static void gen_exthdr(struct cg *g, struct nftnl_expr *e, int brk)
 		cgfw_cg_refuse(g, "exthdr statements change the packet (a CGROUP_SKB program may not)");
 		return;
 	}
-	if (op != NFT_EXTHDR_OP_IPV6 && op != NFT_EXTHDR_OP_TCPOPT) {
-		cgfw_cg_refuse(g, "%s are not compiled to BPF yet (IPv6 extension headers and TCP options are)",
+	if (op != NFT_EXTHDR_OP_IPV6 && op != NFT_EXTHDR_OP_TCPOPT &&
+	    op != NFT_EXTHDR_OP_SCTP) {
+		cgfw_cg_refuse(g, "%s are not compiled to BPF yet (IPv6 extension headers, TCP options and SCTP chunks are)",
 			       op == NFT_EXTHDR_OP_IPV4 ? "IPv4 options" :
-			       op == NFT_EXTHDR_OP_SCTP ? "SCTP chunks" :
 			       "these extension headers");
 		return;
 	}
@@ -895,6 +955,10 @@ static void gen_exthdr(struct cg *g, struct nftnl_expr *e, int brk)
 		E(I_MOV64_REG(BPF_REG_2, BPF_REG_3));
 		E(I_ALU64_REG(BPF_ADD, BPF_REG_2, R_THOFF));
 		E(I_MOV64_REG(BPF_REG_5, BPF_REG_2));
+	} else if (op == NFT_EXTHDR_OP_SCTP) {
+		find_sctp_chunk(g, type, off + len,
+				flags & NFT_EXTHDR_F_PRESENT, found, none);
+		cgfw_em_bind(g->em, found);	/* r5: the chunk's offset */
 	} else {
 		find_ipv6_hdr(g, type, found, none);
 		cgfw_em_bind(g->em, found);	/* r5: the header's offset */
