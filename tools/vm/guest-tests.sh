@@ -11,8 +11,6 @@ BUILD=${1:-build}
 export CGFW_KILL_BACKENDS=nft-native CGFW_KILL_ROUNDS=${CGFW_KILL_ROUNDS:-20}
 export CGFW_CONC_BACKENDS="nft-native both"
 export CGFW_DAEMON_RESTARTS=${CGFW_DAEMON_RESTARTS:-5}
-# ClassBench's lists: 10,000 rules each through nft under TCG, fewer packets
-export DIFF_TRACE_PACKETS=${DIFF_TRACE_PACKETS:-500}
 # the unit tests (no root, no kernel) and the library's layering and
 # installation check ran on the host and use no kernel: not again here
 # (they took 7 of the guest's 40 minutes); nor the read-back's comparison
