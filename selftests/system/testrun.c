@@ -8,7 +8,7 @@
  *  - an IPv4 or IPv6 later fragment: the protocol is known, there is no
  *    transport header;
  *  - IPv6 extension headers, one after another, up to the transport
- *    header; an AH header's own length rule.
+ *    header; AH ends the walk, as nf_tables' packet info ends it.
  * Environment: CGFW, the cgfw binary (default build/cgfw).
  */
 #include <fcntl.h>
@@ -102,7 +102,7 @@ static const uint8_t udp6_ext[] = {
 	ETH6, IP6(0), 60, 0, 1, 4, 0, 0, 0, 0,
 	17, 1, 1, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, UDP53,
 };
-/* AH: its length is (len + 2) * 4 bytes: 12 here */
+/* AH (12 bytes: (len + 2) * 4), then UDP */
 static const uint8_t udp6_ah[] = {
 	ETH6, IP6(51), 17, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, UDP53,
 };
@@ -136,7 +136,9 @@ static const struct tcase cases[] = {
 	{ "udp dport 53 drop", P(udp6_ext), 0, "through hop-by-hop and destination options" },
 	{ "meta l4proto udp drop", P(udp6_ext), 0, "the protocol after them" },
 	{ "ip6 nexthdr 0 drop", P(udp6_ext), 0, "the raw next header field" },
-	{ "udp dport 53 drop", P(udp6_ah), 0, "through AH, (len + 2) * 4 bytes" },
+	{ "udp dport 53 drop", P(udp6_ah), 1, "nf_tables stops at AH (IP6_FH_F_AUTH): no UDP header" },
+	{ "meta l4proto ah drop", P(udp6_ah), 0, "its layer 4 protocol is AH" },
+	{ "ah spi 1 drop", P(udp6_ah), 0, "AH's own fields, at the transport header" },
 	{ "udp dport 53 drop", P(udp6_frag), 1, "an IPv6 later fragment: no UDP header" },
 	{ "meta l4proto udp drop", P(udp6_frag), 0, "but its protocol" },
 	{ "meta l4proto udp drop", P(udp6_cut), 1, "a cut extension header: protocol unknown" },

@@ -396,14 +396,35 @@ void cgfw_cg_load_bytes(struct cg *g, int off_reg, int off, int dst,
 	E(I_CALL(BPF_FUNC_skb_load_bytes));
 }
 
-/* if r@reg is an IPv6 extension header ipv6_find_hdr() walks: goto @label */
-static void jmp_if_exthdr(struct cg *g, int reg, int label)
+/*
+ * if r@reg is an IPv6 extension header ipv6_find_hdr() walks over: goto
+ * @label. nf_tables' packet info (IP6_FH_F_AUTH) stops at AH, and takes
+ * it for the layer 4 protocol; a search for a header type (exthdr)
+ * walks over it (@auth).
+ */
+static void jmp_if_exthdr(struct cg *g, int reg, int label, bool auth)
 {
-	static const int exthdrs[] = { 0, 43, 44, 51, 60 };	/* not NONE */
+	static const int exthdrs[] = { 0, 43, 44, 60 };	/* not NONE */
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(exthdrs); i++)
 		cgfw_em_jmp_imm(g->em, BPF_JEQ, reg, exthdrs[i], label);
+	if (auth)
+		cgfw_em_jmp_imm(g->em, BPF_JEQ, reg, 51, label);
+}
+
+/* if r@reg is ipv6_ext_hdr(): any of them, AH and NONE too: goto @label */
+static void jmp_if_ext_hdr(struct cg *g, int reg, int label)
+{
+	jmp_if_exthdr(g, reg, label, true);
+	cgfw_em_jmp_imm(g->em, BPF_JEQ, reg, 59, label);
+}
+
+/* if a header that ends at r3 ends past the packet (-EBADMSG): goto @label */
+static void jmp_if_past_end(struct cg *g, int label)
+{
+	E(I_LDX(BPF_W, BPF_REG_1, R_CTX, offsetof(struct __sk_buff, len)));
+	cgfw_em_jmp_reg(g->em, BPF_JGT, BPF_REG_3, BPF_REG_1, label);
 }
 
 /* IPv6 extension headers walked, at most this many (ipv6_find_hdr()) */
@@ -445,12 +466,12 @@ static void prologue_ipv4(struct cg *g, const struct prologue *l)
 static void prologue_exthdr(struct cg *g, const struct prologue *l)
 {
 	int hdr = cgfw_em_label(g->em), frag = cgfw_em_label(g->em);
-	int ah = cgfw_em_label(g->em), next = cgfw_em_label(g->em);
+	int next = cgfw_em_label(g->em);
 	int S = STK_SCRATCH;
 
 	E(I_LDX(BPF_DW, BPF_REG_2, BPF_REG_10, S + 16));
-	jmp_if_exthdr(g, BPF_REG_2, hdr);
-	cgfw_em_goto(g->em, l->v6_done);	/* not an extension header */
+	jmp_if_exthdr(g, BPF_REG_2, hdr, false);
+	cgfw_em_goto(g->em, l->v6_done);	/* not one walked over */
 
 	/* its first 4 bytes at S; r4 = its length */
 	cgfw_em_bind(g->em, hdr);
@@ -458,17 +479,10 @@ static void prologue_exthdr(struct cg *g, const struct prologue *l)
 	cgfw_cg_load_bytes(g, BPF_REG_2, 0, S, 4);
 	cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, l->v6_unspec);
 	E(I_LDX(BPF_DW, BPF_REG_2, BPF_REG_10, S + 16));
-	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, 51, ah);
 	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, 44, frag);
 	E(I_LDX(BPF_B, BPF_REG_4, BPF_REG_10, S + 1));
 	E(I_ALU64_IMM(BPF_ADD, BPF_REG_4, 1));
 	E(I_ALU64_IMM(BPF_LSH, BPF_REG_4, 3));
-	cgfw_em_goto(g->em, next);
-
-	cgfw_em_bind(g->em, ah);
-	E(I_LDX(BPF_B, BPF_REG_4, BPF_REG_10, S + 1));
-	E(I_ALU64_IMM(BPF_ADD, BPF_REG_4, 2));
-	E(I_ALU64_IMM(BPF_LSH, BPF_REG_4, 2));
 	cgfw_em_goto(g->em, next);
 
 	cgfw_em_bind(g->em, frag);
@@ -482,23 +496,25 @@ static void prologue_exthdr(struct cg *g, const struct prologue *l)
 	 * an extension header, and no transport header.
 	 */
 	E(I_LDX(BPF_B, BPF_REG_2, BPF_REG_10, S));
-	jmp_if_exthdr(g, BPF_REG_2, l->v6_unspec);
+	jmp_if_ext_hdr(g, BPF_REG_2, l->v6_unspec);
 	E(I_MOV64_REG(R_L4PROTO, BPF_REG_2));
 	cgfw_em_goto(g->em, l->body);
 
-	cgfw_em_bind(g->em, next);
+	cgfw_em_bind(g->em, next);	/* -EBADMSG past the packet's end */
 	E(I_LDX(BPF_B, BPF_REG_2, BPF_REG_10, S));
 	E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_2, S + 16));
 	E(I_LDX(BPF_DW, BPF_REG_3, BPF_REG_10, S + 24));
 	E(I_ALU64_REG(BPF_ADD, BPF_REG_3, BPF_REG_4));
 	E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_3, S + 24));
+	jmp_if_past_end(g, l->v6_unspec);
 }
 
 /*
- * ipv6_find_hdr(skb, &thoff, -1, &fragoff, &flags): the next header at
- * S + 16, its offset at S + 24. Hop-by-hop, routing and destination options are
- * (len + 1) * 8 bytes, AH (len + 2) * 4, a fragment header 8. Its end,
- * where the headers cannot be walked, falls through to @l->body.
+ * ipv6_find_hdr(skb, &thoff, -1, &fragoff, &flags), flags IP6_FH_F_AUTH
+ * (nft_set_pktinfo_ipv6()): the next header at S + 16, its offset at
+ * S + 24. Hop-by-hop, routing and destination options are (len + 1) * 8
+ * bytes, a fragment header 8; AH ends the walk. Its end, where the
+ * headers cannot be walked, falls through to @l->body.
  */
 static void prologue_ipv6(struct cg *g, const struct prologue *l)
 {
@@ -718,7 +734,7 @@ static void find_ipv6_step(struct cg *g, uint8_t type, int found, int none)
 	E(I_LDX(BPF_DW, BPF_REG_2, BPF_REG_10, S + 16));
 	E(I_LDX(BPF_DW, BPF_REG_5, BPF_REG_10, S + 24));
 	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, type, found);
-	jmp_if_exthdr(g, BPF_REG_2, hdr);
+	jmp_if_exthdr(g, BPF_REG_2, hdr, true);
 	cgfw_em_goto(g->em, none);
 	cgfw_em_bind(g->em, hdr);
 	cgfw_cg_load_bytes(g, BPF_REG_5, 0, S, 4);
@@ -741,33 +757,50 @@ static void find_ipv6_step(struct cg *g, uint8_t type, int found, int none)
 	E(I_ALU64_IMM(BPF_AND, BPF_REG_3, 0xfff8));
 	E(I_MOV64_IMM(BPF_REG_4, 8));
 	cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_3, 0, none);
-	cgfw_em_bind(g->em, next);
+	cgfw_em_bind(g->em, next);	/* -EBADMSG past the packet's end */
 	E(I_LDX(BPF_B, BPF_REG_2, BPF_REG_10, S));
 	E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_2, S + 16));
 	E(I_LDX(BPF_DW, BPF_REG_3, BPF_REG_10, S + 24));
 	E(I_ALU64_REG(BPF_ADD, BPF_REG_3, BPF_REG_4));
 	E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_3, S + 24));
+	jmp_if_past_end(g, none);
 }
 
 /*
  * nft_exthdr_ipv6_eval(): the header of @type found as the prologue
  * walks them (at most IPV6_MAX_EXTHDRS), r5 its offset at @found; else
- * @none. The scratch it used is zeroed by the caller on every path
- * (zero_scratch()), so that the paths meet as one state again.
+ * @none; not IPv6: @brk, even for exists and missing. The scratch it used
+ * is zeroed by the caller on every path (zero_scratch()), so that the
+ * paths meet as one state again.
  */
-static void find_ipv6_hdr(struct cg *g, uint8_t type, int found, int none)
+static void find_ipv6_hdr(struct cg *g, uint8_t type, int found, int none,
+			  int brk)
 {
-	int S = STK_SCRATCH, i;
+	int S = STK_SCRATCH, walked = cgfw_em_label(g->em), i;
 
-	cgfw_em_jmp_imm(g->em, BPF_JNE, R_NFPROTO, NFPROTO_IPV6, none);
+	cgfw_em_jmp_imm(g->em, BPF_JNE, R_NFPROTO, NFPROTO_IPV6, brk);
 	cgfw_cg_load_bytes(g, -1, 6, S, 1);
 	cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, none);
 	E(I_LDX(BPF_B, BPF_REG_2, BPF_REG_10, S));
 	E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_2, S + 16));	/* nexthdr */
 	E(I_ST(BPF_DW, BPF_REG_10, S + 24, 40));		/* offset */
 	for (i = 0; i < IPV6_MAX_EXTHDRS; i++)
-		find_ipv6_step(g, type, found, none);
+		find_ipv6_step(g, type, walked, none);
 	cgfw_em_goto(g->em, none);
+	/*
+	 * an extension header found is read as ipv6_find_hdr() reads it
+	 * (routing and fragment headers: 4 bytes; -EBADMSG if cut short)
+	 */
+	cgfw_em_bind(g->em, walked);
+	if (type == 0 || type == 43 || type == 44 || type == 51 ||
+	    type == 60) {
+		E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_5, S + 24));
+		cgfw_cg_load_bytes(g, BPF_REG_5, 0, S,
+				   type == 43 || type == 44 ? 4 : 2);
+		cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, none);
+		E(I_LDX(BPF_DW, BPF_REG_5, BPF_REG_10, S + 24));
+	}
+	cgfw_em_goto(g->em, found);
 }
 
 /* TCP options: at most 40 bytes of them, each at least one byte long */
@@ -885,11 +918,27 @@ static void find_sctp_chunk(struct cg *g, uint8_t type, uint32_t need,
 			    bool present, int found, int none)
 {
 	int S = STK_SCRATCH, walk_found = cgfw_em_label(g->em), i;
+	int thoff = cgfw_em_label(g->em), v4 = cgfw_em_label(g->em);
 
 	copy_unlinked(g, BPF_REG_1, R_L4PROTO);
 	cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_1, IPPROTO_SCTP, none);
 	copy_unlinked(g, BPF_REG_1, R_THOFF);
-	cgfw_em_jmp_imm(g->em, BPF_JSLT, BPF_REG_1, 0, none);
+	cgfw_em_jmp_imm(g->em, BPF_JSGE, BPF_REG_1, 0, thoff);
+	/*
+	 * a later fragment: nft walks from the offset its packet info holds
+	 * anyway (no fragment check here): IPv4's header length, IPv6's 0
+	 */
+	E(I_MOV64_IMM(BPF_REG_1, 0));
+	cgfw_em_jmp_imm(g->em, BPF_JEQ, R_NFPROTO, NFPROTO_IPV6, thoff);
+	cgfw_em_jmp_imm(g->em, BPF_JEQ, R_NFPROTO, NFPROTO_IPV4, v4);
+	cgfw_em_goto(g->em, none);
+	cgfw_em_bind(g->em, v4);
+	cgfw_cg_load_bytes(g, -1, 0, S, 1);
+	cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, none);
+	E(I_LDX(BPF_B, BPF_REG_1, BPF_REG_10, S));
+	E(I_ALU64_IMM(BPF_AND, BPF_REG_1, 0xf));
+	E(I_ALU64_IMM(BPF_LSH, BPF_REG_1, 2));
+	cgfw_em_bind(g->em, thoff);
 	E(I_ALU64_IMM(BPF_ADD, BPF_REG_1, 12));		/* sizeof(sctphdr) */
 	E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_1, S + 24));
 	for (i = 0; i < SCTP_CHUNK_STEPS; i++)
@@ -932,7 +981,7 @@ static void gen_exthdr(struct cg *g, struct nftnl_expr *e, int brk)
 	uint8_t type = nftnl_expr_get_u8(e, NFTNL_EXPR_EXTHDR_TYPE);
 	int found = cgfw_em_label(g->em), none = cgfw_em_label(g->em);
 	int done = cgfw_em_label(g->em), fail = cgfw_em_label(g->em);
-	int dst;
+	int out = cgfw_em_label(g->em), dst;
 
 	if (nftnl_expr_is_set(e, NFTNL_EXPR_EXTHDR_SREG)) {
 		cgfw_cg_refuse(g, "exthdr statements change the packet (a CGROUP_SKB program may not)");
@@ -960,7 +1009,7 @@ static void gen_exthdr(struct cg *g, struct nftnl_expr *e, int brk)
 				flags & NFT_EXTHDR_F_PRESENT, found, none);
 		cgfw_em_bind(g->em, found);	/* r5: the chunk's offset */
 	} else {
-		find_ipv6_hdr(g, type, found, none);
+		find_ipv6_hdr(g, type, found, none, fail);
 		cgfw_em_bind(g->em, found);	/* r5: the header's offset */
 	}
 	if (flags & NFT_EXTHDR_F_PRESENT) {	/* 1 or 0 in the register */
@@ -978,15 +1027,11 @@ static void gen_exthdr(struct cg *g, struct nftnl_expr *e, int brk)
 	}
 	cgfw_em_bind(g->em, done);
 	zero_scratch(g);
-	if (!(flags & NFT_EXTHDR_F_PRESENT)) {
-		int out = cgfw_em_label(g->em);
-
-		cgfw_em_goto(g->em, out);
-		cgfw_em_bind(g->em, fail);
-		zero_scratch(g);
-		cgfw_em_goto(g->em, brk);
-		cgfw_em_bind(g->em, out);
-	}
+	cgfw_em_goto(g->em, out);
+	cgfw_em_bind(g->em, fail);	/* NFT_BREAK */
+	zero_scratch(g);
+	cgfw_em_goto(g->em, brk);
+	cgfw_em_bind(g->em, out);
 }
 
 /* A meta key as nft writes it (src/meta.c), for messages. */
