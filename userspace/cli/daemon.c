@@ -569,7 +569,9 @@ static int reconcile(struct daemon *d, double since)
 		if (ret == -ENOENT)
 			continue;
 		e = find(d, de->d_name);
-		if (!e && !(e = add_entry(d, de->d_name))) {
+		if (!e)
+			e = add_entry(d, de->d_name);
+		if (!e) {
 			say("out of memory");
 			if (!ret)
 				free(buf);

@@ -11,9 +11,10 @@ struct cgfw_daemon_opts {
 	const char *dir;		/* the rules directory */
 	enum cgfw_backend backend;
 	bool guard;			/* guard chains with policy drop */
-	bool strict;			/* rules files: root's, not writable
-					 * by group or others (sshd's
-					 * StrictModes) */
+	/* rules files: root's, not writable by group or others (sshd's
+	 * StrictModes)
+	 */
+	bool strict;
 };
 
 /* Runs until SIGTERM or SIGINT: 0, or 1 if it could not start. */

@@ -116,9 +116,8 @@ static int fill_map(const struct bpf_map_spec *m)
 			ret = 0;
 		} else if (ret) {
 			return ret;
-		} else {
-			done += n;
 		}
+		done += n;	/* 0 when the batch was refused */
 	}
 	for (; !ret && done < m->n_elems; done++)
 		ret = bpf_map_update_elem(m->fd,
@@ -201,9 +200,11 @@ static uint32_t chain_idx(const struct ir_table *t, const struct ir_chain *c)
 	return UINT32_MAX;
 }
 
-/* Where each rule of a table is in its chain, sorted by address: the
+/*
+ * Where each rule of a table is in its chain, sorted by address: the
  * description names a counter slot's rule by its place, for thousands of
- * slots. */
+ * slots.
+ */
 struct rule_pos {
 	const struct ir_rule *rule;
 	int32_t idx;

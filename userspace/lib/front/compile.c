@@ -87,8 +87,10 @@ int cgfw_netns_leave_shadow(int saved)
 	return ret;
 }
 
-/* The name nft gives the text in its messages: the child's memfd, by
- * its number (whatever it is: RLIMIT_NOFILE may be low). */
+/*
+ * The name nft gives the text in its messages: the child's memfd, by
+ * its number (whatever it is: RLIMIT_NOFILE may be low).
+ */
 #define TEXT_NAME "/proc/self/fd/"
 
 /*
@@ -150,8 +152,10 @@ struct job {
 	struct strbuf out;	/* messages not sent yet */
 };
 
-/* The messages gathered, as one record: a write per message costs more
- * than the message, when there are a million. */
+/*
+ * The messages gathered, as one record: a write per message costs more
+ * than the message, when there are a million.
+ */
 static int flush_msgs(struct job *j)
 {
 	int ret = 0;

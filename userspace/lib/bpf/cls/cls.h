@@ -146,9 +146,11 @@ struct cls_node {
 #define CLS_GUARD	2
 #define CLS_CUT_PRE	3
 #define CLS_END		4
-#define CLS_COARSE	1	/* in a cut's key byte: the children after the
-				 * last are by the key's first byte (key >> 24,
-				 * 257 of them) */
+/*
+ * In a cut's key byte: the children after the last are by the key's first
+ * byte (key >> 24, 257 of them).
+ */
+#define CLS_COARSE	1
 #define CLS_COARSE_SHIFT	24
 #define CLS_COARSE_N	257
 #define CLS_NODE_SIZE	16
@@ -181,8 +183,8 @@ struct cls_params {
 	unsigned int max_depth;
 	unsigned int max_forks;	/* forks on one path */
 	unsigned int fork_min;	/* boxes in every child that make a fork */
-	unsigned int dense_space;	/* a dense block's entries <= this *
-					 * the whole block's; 0: never */
+	/* a dense block's entries <= this * the whole block's; 0: never */
+	unsigned int dense_space;
 	size_t budget;		/* entries in all leaves, at most */
 	size_t part_min;	/* boxes that make partitions; 0: never */
 	size_t part_bytes;	/* unless one tree takes at most this a box */

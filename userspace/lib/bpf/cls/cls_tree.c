@@ -801,8 +801,10 @@ static int init_groups(const uint64_t *rlo, const uint64_t *rhi,
 			return -ENOMEM;
 		g[j].n = 0;
 		g[j].hash = 0xcbf29ce484222325ULL;
-		/* the other child keeps the node's region; by first byte, its
-		 * values of that byte */
+		/*
+		 * the other child keeps the node's region; by first byte, its
+		 * values of that byte
+		 */
 		if (j < np) {
 			g[j].lo = s->c->z.blo + (j << shift);
 			g[j].hi = g[j].lo + (1ULL << shift) - 1;
