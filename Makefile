@@ -41,6 +41,11 @@ SONAME := libcgfw.so.0
 PKGS := libnftables libnftnl libmnl libbpf libelf
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+# ClassBench's filter sets and traces, data for the tests and the
+# benchmark that use them (they skip, saying so, where it is not there):
+# the one place that names where they are kept beside the checkout
+CGFW_CLASSBENCH ?= $(abspath ..)/shared/classbench
+export CGFW_CLASSBENCH
 
 CFLAGS ?= -O2 -g
 LDFLAGS ?=
@@ -140,8 +145,8 @@ $(BUILD)/bench/cgfw_bench: $(BENCH_SRCS) bench/bench.h $(PROBE_H) \
 	$(Q)$(CC) $(TEST_CFLAGS) -Ibench -o $@ $(BENCH_SRCS) $(LDFLAGS) \
 		$(PKG_LIBS) -lm
 
-# ClassBench's own lists and traces (../shared/classbench) on the bpf
-# backend: a packet's cost over one rule's, verdicts checked.
+# ClassBench's own lists and traces on the bpf backend: a packet's cost
+# over one rule's, verdicts checked.
 $(BUILD)/bench/cb_trace: bench/classbench/cb_trace.c $(PROBE_H) \
 		$(TEST_LIB)/classbench.h
 	$(call msg,CC,$@)

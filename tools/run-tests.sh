@@ -63,12 +63,12 @@ run_one selftests "selftests" "$BUILD/tests/cgfw_selftest"
 # the rulesets nft itself refuses; DIFF_RULESETS=N DIFF_SEED=S for more.
 # Then DIFF_LISTS access lists of DIFF_LIST_RULES rules (the classifier's
 # shape), DIFF_LIST_PACKETS packets each at their rules' boundaries. Then
-# ClassBench's own lists (CGFW_CLASSBENCH, else ../shared/classbench) with
+# ClassBench's own lists (CGFW_CLASSBENCH, which make sets) with
 # DIFF_TRACE_PACKETS packets of their traces.
 run_one differential "differential" "$BUILD/tests/difftest" -s "${DIFF_SEED:-1}" \
 	-r "${DIFF_RULESETS:-140}" -p 100 -L "${DIFF_LIST_RULES:-1000}" \
 	-l "${DIFF_LISTS:-1}" -P "${DIFF_LIST_PACKETS:-3000}" \
-	-C "${CGFW_CLASSBENCH:-../shared/classbench}" -T "${DIFF_TRACE_PACKETS:-2000}"
+	${CGFW_CLASSBENCH:+-C "$CGFW_CLASSBENCH"} -T "${DIFF_TRACE_PACKETS:-2000}"
 run_one crafted "crafted packets (bpf)" "$BUILD/tests/testrun"
 run_one cli "cli" selftests/system/cli.sh
 run_one large "large sets" selftests/system/large_sets.sh

@@ -9,8 +9,8 @@
  *
  *   cb_trace [-6] [-d DIR] [-n PACKETS] [-p N] [-r REPEAT] [LIST...]
  *
- * DIR holds LIST.txt.xz and LIST.trace.xz (default: $CGFW_CLASSBENCH, else
- * ../shared/classbench); LIST defaults to the six lists there. Prints one
+ * DIR holds LIST.txt.xz and LIST.trace.xz (default: $CGFW_CLASSBENCH,
+ * which make sets); LIST defaults to the six lists there. Prints one
  * line a list: rules, the apply's time, the program's memory (cgfw list),
  * the mean and 90th percentile of a packet's run over the mean of the
  * one-rule program's, and the verdicts that differ from the first match.
@@ -276,7 +276,7 @@ int main(int argc, char **argv)
 	char probe[PATH_MAX];
 
 	if (!dir)
-		dir = "../shared/classbench";
+		dir = "";
 	while ((opt = getopt(argc, argv, "6d:n:p:r:")) != -1) {
 		switch (opt) {
 		case 'p':

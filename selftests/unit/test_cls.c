@@ -623,10 +623,10 @@ int main(int argc, char **argv)
 		int bad;
 
 		snprintf(rules, sizeof(rules), "%s/%s.txt.xz",
-			 dir ? dir : "../shared/classbench", lists[i]);
+			 dir ? dir : "", lists[i]);
 		snprintf(trace, sizeof(trace), "%s/%s.trace.xz",
-			 dir ? dir : "../shared/classbench", lists[i]);
-		if (access(rules, R_OK)) {
+			 dir ? dir : "", lists[i]);
+		if (!dir || access(rules, R_OK)) {
 			printf("ok %d # SKIP ClassBench %s: %s not there (CGFW_CLASSBENCH)\n",
 			       ++t, lists[i], rules);
 			continue;
