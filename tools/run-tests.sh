@@ -76,6 +76,8 @@ run_one objects "named stateful objects" selftests/system/objects.sh
 run_one dynamic "sets the rules add to" selftests/system/dynamic.sh
 run_one exthdr "extension headers and TCP options on real connections" \
 	selftests/system/exthdr.sh
+run_one meta "the clock, the socket and numgen on real datagrams" \
+	selftests/system/meta_keys.sh
 run_one readback "the read-back from nft's batch against the dumps" selftests/system/readback.sh
 run_one yardstick "nftables' tests/py rules at a cgroup hook, each backend" \
 	selftests/system/yardstick.sh

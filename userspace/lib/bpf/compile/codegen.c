@@ -18,6 +18,11 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/timex.h>
+#include <unistd.h>
 
 #include <libnftnl/chain.h>
 #include <libnftnl/expr.h>
@@ -1099,6 +1104,47 @@ static void gen_pkttype(struct cg *g, int off, int brk)
 	E(I_STX(BPF_B, BPF_REG_10, BPF_REG_1, off));
 }
 
+/*
+ * meta time, day and hour: nft reads the wall clock (ktime_get_real_ns()),
+ * a program can read TAI (bpf_ktime_get_tai_ns()), the wall clock plus
+ * the kernel's TAI offset. That offset, and the kernel's time zone that
+ * meta day counts in (sys_tz, set by settimeofday()), are read here and
+ * built into the program: a leap second or a new sys_tz takes an apply
+ * again. meta hour is the second of the day in UTC (nft converts the
+ * user's local time), meta day the weekday from sys_tz, 0 for Sunday.
+ */
+static void gen_time(struct cg *g, uint32_t key, uint32_t dreg)
+{
+	struct timezone tz = { 0 };
+	struct timex tx = { 0 };
+	int off = reg_off(g, dreg, key == NFT_META_TIME_NS ? 8 : 4);
+	long tai = adjtimex(&tx) < 0 ? 0 : tx.tai;
+
+	if (!off)
+		return;
+	if (syscall(SYS_gettimeofday, NULL, &tz))
+		tz.tz_minuteswest = 0;
+	E(I_CALL(BPF_FUNC_ktime_get_tai_ns));
+	if (tai) {
+		cgfw_em_ld_imm64(g->em, BPF_REG_1, 0, tai * 1000000000ULL);
+		E(I_ALU64_REG(BPF_SUB, BPF_REG_0, BPF_REG_1));
+	}
+	if (key == NFT_META_TIME_NS) {
+		E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_0, off));
+		return;
+	}
+	E(I_ALU64_IMM(BPF_DIV, BPF_REG_0, 1000000000));
+	if (key == NFT_META_TIME_HOUR) {
+		E(I_ALU64_IMM(BPF_MOD, BPF_REG_0, 86400));
+	} else {
+		E(I_ALU64_IMM(BPF_SUB, BPF_REG_0, 60 * tz.tz_minuteswest));
+		E(I_ALU64_IMM(BPF_DIV, BPF_REG_0, 86400));
+		E(I_ALU64_IMM(BPF_ADD, BPF_REG_0, 4));	/* 1970-01-01: a Thursday */
+		E(I_ALU64_IMM(BPF_MOD, BPF_REG_0, 7));
+	}
+	E(I_STX(BPF_W, BPF_REG_10, BPF_REG_0, off));
+}
+
 static void gen_meta(struct cg *g, struct nftnl_expr *e, int brk)
 {
 	uint32_t key = nftnl_expr_get_u32(e, NFTNL_EXPR_META_KEY);
@@ -1118,6 +1164,11 @@ static void gen_meta(struct cg *g, struct nftnl_expr *e, int brk)
 			return;
 		E(I_LDX(BPF_W, BPF_REG_1, BPF_REG_10, off));
 		E(I_STX(BPF_W, R_CTX, BPF_REG_1, field));
+		return;
+	}
+	if (key == NFT_META_TIME_NS || key == NFT_META_TIME_DAY ||
+	    key == NFT_META_TIME_HOUR) {
+		gen_time(g, key, nftnl_expr_get_u32(e, NFTNL_EXPR_META_DREG));
 		return;
 	}
 	off = reg_off(g, nftnl_expr_get_u32(e, NFTNL_EXPR_META_DREG), 4);
@@ -1180,19 +1231,73 @@ static void gen_meta(struct cg *g, struct nftnl_expr *e, int brk)
 	E(I_STX(BPF_W, BPF_REG_10, BPF_REG_1, off));
 }
 
+/*
+ * socket mark and wildcard: the packet's full socket (nft_socket_eval()
+ * breaks without one, as for a request or time-wait socket), its mark,
+ * or whether it is bound to no address (0.0.0.0 or ::, by its family).
+ */
+static void gen_socket_field(struct cg *g, uint32_t key, int off, int brk)
+{
+	int v6, done, bound;
+	size_t i;
+
+	E(I_LDX(BPF_DW, BPF_REG_1, R_CTX, offsetof(struct __sk_buff, sk)));
+	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_1, 0, brk);
+	E(I_CALL(BPF_FUNC_sk_fullsock));
+	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, brk);
+	if (key == NFT_SOCKET_MARK) {
+		E(I_LDX(BPF_W, BPF_REG_1, BPF_REG_0,
+			offsetof(struct bpf_sock, mark)));
+		E(I_STX(BPF_W, BPF_REG_10, BPF_REG_1, off));
+		return;
+	}
+	v6 = cgfw_em_label(g->em);
+	done = cgfw_em_label(g->em);
+	bound = cgfw_em_label(g->em);
+	E(I_LDX(BPF_W, BPF_REG_2, BPF_REG_0, offsetof(struct bpf_sock, family)));
+	E(I_MOV64_IMM(BPF_REG_1, 1));	/* another family: 0, as nft */
+	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_2, AF_INET6, v6);
+	cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_2, AF_INET, done);
+	E(I_LDX(BPF_W, BPF_REG_1, BPF_REG_0, offsetof(struct bpf_sock, src_ip4)));
+	cgfw_em_goto(g->em, done);
+	cgfw_em_bind(g->em, v6);
+	E(I_MOV64_IMM(BPF_REG_1, 0));
+	for (i = 0; i < 4; i++) {
+		E(I_LDX(BPF_W, BPF_REG_3, BPF_REG_0,
+			offsetof(struct bpf_sock, src_ip6) + 4 * i));
+		E(I_ALU64_REG(BPF_OR, BPF_REG_1, BPF_REG_3));
+	}
+	cgfw_em_bind(g->em, done);
+	/* 1 when bound to no address: r2 = (r1 == 0) */
+	E(I_MOV64_IMM(BPF_REG_2, 0));
+	cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_1, 0, bound);
+	E(I_MOV64_IMM(BPF_REG_2, 1));
+	cgfw_em_bind(g->em, bound);
+	E(I_STX(BPF_W, BPF_REG_10, BPF_REG_2, off));
+}
+
 static void gen_socket(struct cg *g, struct nftnl_expr *e, int brk)
 {
 	uint32_t key = nftnl_expr_get_u32(e, NFTNL_EXPR_SOCKET_KEY);
 	int off;
 
-	if (key != NFT_SOCKET_CGROUPV2) {
-		cgfw_cg_refuse(g, "socket key %u (only cgroupv2 has a CGROUP_SKB equivalent)",
-		       key);
+	if (key == NFT_SOCKET_TRANSPARENT) {
+		cgfw_cg_refuse(g, "socket transparent (a CGROUP_SKB program cannot read IP_TRANSPARENT)");
 		return;
 	}
-	off = reg_off(g, nftnl_expr_get_u32(e, NFTNL_EXPR_SOCKET_DREG), 8);
+	if (key != NFT_SOCKET_CGROUPV2 && key != NFT_SOCKET_MARK &&
+	    key != NFT_SOCKET_WILDCARD) {
+		cgfw_cg_refuse(g, "socket key %u", key);
+		return;
+	}
+	off = reg_off(g, nftnl_expr_get_u32(e, NFTNL_EXPR_SOCKET_DREG),
+		      key == NFT_SOCKET_CGROUPV2 ? 8 : 4);
 	if (!off)
 		return;
+	if (key != NFT_SOCKET_CGROUPV2) {
+		gen_socket_field(g, key, off, brk);
+		return;
+	}
 	E(I_MOV64_REG(BPF_REG_1, R_CTX));
 	E(I_MOV64_IMM(BPF_REG_2,
 		      nftnl_expr_get_u32(e, NFTNL_EXPR_SOCKET_LEVEL)));
@@ -1201,6 +1306,34 @@ static void gen_socket(struct cg *g, struct nftnl_expr *e, int brk)
 	E(I_STX(BPF_W, BPF_REG_10, BPF_REG_0, off));
 	E(I_ALU64_IMM(BPF_RSH, BPF_REG_0, 32));
 	E(I_STX(BPF_W, BPF_REG_10, BPF_REG_0, off + 4));
+}
+
+/*
+ * numgen random mod M offset O: reciprocal_scale(get_random_u32(), M) + O,
+ * as nft_ng_random_eval(). numgen inc keeps a counter (not built).
+ */
+static void gen_numgen(struct cg *g, struct nftnl_expr *e)
+{
+	uint32_t mod = nftnl_expr_get_u32(e, NFTNL_EXPR_NG_MODULUS);
+	uint32_t offset = nftnl_expr_get_u32(e, NFTNL_EXPR_NG_OFFSET);
+	int off;
+
+	if (nftnl_expr_get_u32(e, NFTNL_EXPR_NG_TYPE) != NFT_NG_RANDOM) {
+		cgfw_cg_refuse(g, "numgen inc (numgen random is compiled)");
+		return;
+	}
+	off = reg_off(g, nftnl_expr_get_u32(e, NFTNL_EXPR_NG_DREG), 4);
+	if (!off)
+		return;
+	E(I_CALL(BPF_FUNC_get_prandom_u32));
+	cgfw_em_ld_imm64(g->em, BPF_REG_1, 0, mod);
+	E(I_ALU64_REG(BPF_MUL, BPF_REG_0, BPF_REG_1));
+	E(I_ALU64_IMM(BPF_RSH, BPF_REG_0, 32));
+	if (offset) {
+		cgfw_em_ld_imm64(g->em, BPF_REG_1, 0, offset);
+		E(I_ALU64_REG(BPF_ADD, BPF_REG_0, BPF_REG_1));
+	}
+	E(I_STX(BPF_W, BPF_REG_10, BPF_REG_0, off));
 }
 
 /* r@dst = the @len (<= 8) bytes at fp+@off as a big-endian number */
@@ -1715,6 +1848,8 @@ static void gen_expr(struct cg *g, struct nftnl_expr *e, int next, int ret,
 		gen_limit(g, e, next);
 	else if (!strcmp(name, "socket"))
 		gen_socket(g, e, next);
+	else if (!strcmp(name, "numgen"))
+		gen_numgen(g, e);
 	else if (!strcmp(name, "dynset"))
 		gen_dynset(g, e, next);
 	else if (!strcmp(name, "exthdr"))

@@ -1,0 +1,125 @@
+#!/bin/bash
+# The clock, the socket and random numbers with real packets: meta time,
+# day and hour (the wall clock), socket mark and wildcard (the sending
+# socket), numgen random. The same table on every backend this kernel
+# has, datagrams sent from our cgroup by unbound, connected and marked
+# sockets; each rule's counter must be what nft's inet family (the
+# emulated target) counts, and each drop must stop the same datagrams.
+# TZ=UTC: nft reads the times in the table in the local time zone.
+set -u
+. "$(dirname "$0")/../lib/lib.sh"
+ns_setup meta
+export TZ=UTC
+
+# not within a minute of midnight: "today" must stay today for the test
+s=$(( $(date +%s) % 86400 ))
+[ $s -gt 86340 ] && sleep $((86400 - s + 1))
+now=$(date +%s)
+hm() { date -d "@$1" +%H:%M; }
+day=$(date +%A) other=$(date -d "@$((now + 86400))" +%A)
+# the hour rules: a window of an hour around now, and the hour after it
+# (nft takes a window across midnight as its complement: still one rule)
+win="\"$(hm $((now - 1800)))\"-\"$(hm $((now + 1800)))\""
+later="\"$(hm $((now + 2400)))\"-\"$(hm $((now + 5400)))\""
+soon=$(date -d "@$((now + 3600))" '+%Y-%m-%d %H:%M:%S')
+
+cat > "$work/meta.nft" <<EOT
+table cgroup clock {
+	chain out {
+		type filter hook egress cgroup "$cg" priority 0; policy accept;
+		meta hour $win counter
+		meta hour $later counter
+		meta day "$day" counter
+		meta day "$other" counter
+		meta time < "$soon" counter
+		meta time > "$soon" counter
+		socket wildcard 1 counter
+		socket wildcard 0 counter
+		socket mark 0x2a counter
+		socket mark 0 counter
+		udp dport 7102 socket wildcard 1 drop
+		udp dport 7103 socket mark 0x2a drop
+		meta hour $later udp dport 7104 drop
+		meta day "$day" udp dport 7105 drop
+		numgen random mod 2 0 counter
+		numgen random mod 2 offset 5 5 counter
+		numgen random mod 2 offset 5 6 counter
+	}
+}
+EOT
+
+# sends: from our cgroup, to 127.0.0.1 and ::1, one datagram to each port
+# by an unbound socket, a connected one and one marked 0x2a (SO_MARK),
+# then 200 by an unbound socket to 7100; "s" if sent, "d" if refused
+sends() {
+	bash -c 'echo $$ > "$0/cgroup.procs"
+	python3 - <<PY
+import socket
+out = ""
+def send(fam, addr, port, how):
+    global out
+    s = socket.socket(fam, socket.SOCK_DGRAM)
+    if how == "mark":
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_MARK, 0x2a)
+    try:
+        if how == "connected":
+            s.connect((addr, port))
+            s.send(b"x")
+        else:
+            s.sendto(b"x", (addr, port))
+        out += "s"
+    except PermissionError:
+        out += "d"
+    s.close()
+for fam, addr in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
+    for port in (7101, 7102, 7103, 7104, 7105):
+        for how in ("unbound", "connected", "mark"):
+            send(fam, addr, port, how)
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(200):
+    s.sendto(b"x", ("127.0.0.1", 7100))
+print(out)
+PY' "$root/$cg"
+}
+
+# the counters of the rules, one a line, as cgfw list says them
+counters() { "$CGFW" list clock | grep -o 'packets [0-9]*' | awk '{print $2}'; }
+
+oracle=
+for b in $(test_backends); do
+	[ "$b" = both ] && continue
+	if ! out=$("$CGFW" apply -b "$b" "$work/meta.nft" 2>&1); then
+		not_ok "$b: the table applies" "$out"
+		continue
+	fi
+	got=$(sends)
+	mapfile -t c < <(counters)
+	"$CGFW" delete clock
+	[ -n "${META_DEBUG:-}" ] && echo "# $b: $got ${c[*]}"
+	# the numgen rules, after the drops, each its own draw: of the
+	# datagrams sent, some take each value and some not (over 200
+	# datagrams: about 2^-199 to fail by chance)
+	sent=$(( $(printf '%s' "$got" | tr -cd s | wc -c) + 200 ))
+	check "$b: numgen random mod 2 draws both values (${c[10]}, ${c[11]} and ${c[12]} of $sent matched)" \
+		test "${c[10]}" -gt 0 -a "${c[10]}" -lt "$sent" -a \
+		"${c[11]}" -gt 0 -a "${c[11]}" -lt "$sent" -a \
+		"${c[12]}" -gt 0 -a "${c[12]}" -lt "$sent"
+	unset 'c[10]' 'c[11]' 'c[12]'
+	c="${c[*]}"
+	if [ -z "$oracle" ]; then
+		oracle=$c oracle_got=$got
+		# per family: 7101 all sent; 7102 unbound dropped; 7103 marked
+		# dropped; 7104 (the hour after) all sent; 7105 (today) dropped
+		check "$b: datagrams dropped by wildcard, mark and day, not by a later hour ($got)" \
+			test "$got" = sssdsdssdsssdddsssdsdssdsssddd
+		check "$b: the clock's rules count this hour, today and before the next hour, not the others ($c)" \
+			bash -c "set -- $c; [ \$1 -gt 0 ] && [ \$2 = 0 ] && [ \$3 = \$1 ] && [ \$4 = 0 ] && [ \$5 = \$1 ] && [ \$6 = 0 ]"
+		continue
+	fi
+	check "$b: the same datagrams dropped as nft's inet family ($got)" \
+		test "$got" = "$oracle_got"
+	check "$b: every counter equal to nft's inet family" test "$c" = "$oracle"
+	[ "$c" = "$oracle" ] || printf '#  nft-emulated: %s\n#  %s: %s\n' "$oracle" "$b" "$c"
+done
+echo "1..$n"
+exit $fail
