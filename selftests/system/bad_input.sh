@@ -123,6 +123,33 @@ bad named 'table cgroup t {\n\tcounter hits {\n\t}\n\tchain c {\n\t\ttype filter
 expect "a named stateful object with bpf, at its place" 1 \
 	"named\\.nft:2:2-8: Error: the bpf backend cannot do this: named stateful objects .*; use the nft backend" -- \
 	"$CGFW" apply -b bpf "$work/named.nft"
+# include: nft's errors inside an included file name that file; a file
+# not found, a loop, another user's file, a statement after an include
+mkdir -p "$work/inc"
+printf '\t\tudp dport 2 dorp\n' > "$work/inc/bad.inc"
+bad incbad 'table cgroup t {\n\tchain c {\n\t\ttype filter hook egress cgroup "'"$cg"'" priority 0;\n\t\tinclude "'"$work"'/inc/bad.inc"\n\t}\n}\n'
+expect "an nft error in an included file names that file, line and column" 1 \
+	"inc/bad\\.inc:1:[0-9]+: Error: syntax error" -- "$CGFW" apply "$work/incbad.nft"
+bad incnone 'include "./no/such/file.nft"\n'
+expect "an included file not found, at its include" 1 \
+	"incnone\\.nft:1:1-7: Error: File not found: \\./no/such/file\\.nft" -- \
+	"$CGFW" apply "$work/incnone.nft"
+bad incloop 'include "'"$work"'/incloop.nft"\n'
+expect "an include loop stops at 16 levels" 1 \
+	"Error: Include nested too deeply, max 16 levels" -- \
+	"$CGFW" apply "$work/incloop.nft"
+printf 'table cgroup t2 {\n}\n' > "$work/inc/open.inc"
+chmod 666 "$work/inc/open.inc"
+bad incmode 'include "'"$work"'/inc/open.inc"\n'
+expect "an included file others can write is refused" 1 \
+	"incmode\\.nft:1:1-7: Error: the included file .*open\\.inc is owned by uid 0, mode 0666: another user could change it" -- \
+	"$CGFW" apply "$work/incmode.nft"
+chmod 644 "$work/inc/open.inc"
+bad incafter 'include "'"$work"'/inc/open.inc"; table cgroup t3 {\n}\n'
+expect "a statement after an include on its line" 1 \
+	"incafter\\.nft:1:[0-9]+: Error: cgfw puts an included file after the line of its include" -- \
+	"$CGFW" apply "$work/incafter.nft"
+
 expect "an unprivileged delete says what it needs" 1 \
 	"needs CAP_NET_ADMIN .*; run cgfw as root" -- \
 	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \

@@ -258,4 +258,25 @@ out=$(bash -c 'echo $$ > "$0/cgroup.procs"
 	"$1" delete l4set' "$root/$cg" "$CGFW" "$work/l4set.nft")
 check "apply -b bpf of them: rule 41 drops, 42 accepts, a port no rule names passes ($out)" \
 	test "$out" = "20041:refused 20042:sent 20100:sent "
+
+# include, as nft: a table from one file, rules of a chain from another
+# (under /etc when the name has no ./ or /: here ./, from the working
+# directory), a wildcard that matches nothing; then packets, on each
+# backend
+mkdir -p "$work/inc.d"
+printf 'table cgroup inc {\n\tchain out {\n\t\ttype filter hook egress cgroup "%s" priority 0;\n\t\tinclude "./inc.d/rules.inc"\n\t\tudp dport 20203 drop\n\t}\n}\n' "$cg" > "$work/inc.d/table.inc"
+printf 'udp dport 20201 drop\nudp dport 20202 counter drop\n' > "$work/inc.d/rules.inc"
+printf '# the main file\ninclude "./inc.d/table.inc"\ninclude "./inc.d/none-*.inc"\n' > "$work/main.nft"
+check "compile names the included files' lines" \
+	bash -c "cd '$work' && '$CGFW' compile main.nft | grep -qx '# ./inc.d/rules.inc:2: udp dport 20202 counter drop'"
+for b in $(test_backends); do
+	out=$(cd "$work" && bash -c 'echo $$ > "$0/cgroup.procs"
+	"$1" apply -b "$2" main.nft || exit 1
+	for p in 20201 20202 20203 20204; do
+		echo x 2>/dev/null > /dev/udp/127.0.0.1/$p && echo -n "$p:sent " || echo -n "$p:refused "
+	done
+	"$1" delete inc' "$root/$cg" "$CGFW" "$b")
+	check "$b: rules from included files drop what they say ($out)" \
+		test "$out" = "20201:refused 20202:refused 20203:refused 20204:sent "
+done
 exit $fail

@@ -145,11 +145,61 @@ const char *cgfw_src_line(const struct cgfw_source *src, unsigned int line,
 	return p;
 }
 
+const char *cgfw_src_where(const struct cgfw_source *src, unsigned int line,
+			   unsigned int *file_line)
+{
+	size_t lo = 0, hi = src->n_spans, mid;
+	const struct cgfw_src_span *sp;
+
+	*file_line = line;
+	if (!src->n_spans || !line)
+		return src->name;
+	while (hi - lo > 1) {	/* the last span that starts at @line or before */
+		mid = (lo + hi) / 2;
+		if (src->spans[mid].first <= line)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	sp = &src->spans[lo];
+	*file_line = sp->line + (line - sp->first);
+	return sp->file;
+}
+
+const char *cgfw_src_lines(const struct cgfw_source *src, unsigned int first,
+			   unsigned int last, char *buf, size_t size)
+{
+	unsigned int a, b;
+	const char *fa = cgfw_src_where(src, first, &a);
+	const char *fb = cgfw_src_where(src, last, &b);
+
+	if (!last || last == first)
+		snprintf(buf, size, "%s:%u", fa, a);
+	else if (fa == fb)
+		snprintf(buf, size, "%s:%u-%u", fa, a, b);
+	else
+		snprintf(buf, size, "%s:%u-%s:%u", fa, a, fb, b);
+	return buf;
+}
+
+void cgfw_src_release(struct cgfw_source *src)
+{
+	size_t i;
+
+	for (i = 0; i < src->n_files; i++)
+		free(src->files[i]);
+	free(src->files);
+	free(src->spans);
+	free(src->name);
+	free(src->text);
+	memset(src, 0, sizeof(*src));
+}
+
 void cgfw_err_at(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 		 const struct cgfw_loc *loc, const char *fmt, ...)
 {
-	const char *line;
-	unsigned int i;
+	unsigned int i, file_line;
+	const char *line, *file;
 	size_t len;
 	va_list ap;
 
@@ -161,7 +211,8 @@ void cgfw_err_at(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 		cgfw_sb_adds(&ctx->err, "\n");
 		return;
 	}
-	cgfw_sb_addf(&ctx->err, "%s:%u:%u", src->name, loc->line, loc->col);
+	file = cgfw_src_where(src, loc->line, &file_line);
+	cgfw_sb_addf(&ctx->err, "%s:%u:%u", file, file_line, loc->col);
 	if (loc->col_end > loc->col)
 		cgfw_sb_addf(&ctx->err, "-%u", loc->col_end);
 	cgfw_sb_adds(&ctx->err, ": Error: ");

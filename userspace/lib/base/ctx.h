@@ -4,6 +4,7 @@
 #define CGFW_BASE_CTX_H
 
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -20,11 +21,26 @@ struct cgfw_loc {
 	unsigned int col_end;	/* inclusive; == col for one character */
 };
 
-/* The source a ruleset was compiled from: kept for error messages. */
+/* Lines of the text that come from one file, from @first on. */
+struct cgfw_src_span {
+	unsigned int first;	/* the span's first line in the text */
+	unsigned int line;	/* the same line in its file */
+	const char *file;	/* the file's name as shown */
+};
+
+/*
+ * The source a ruleset was compiled from: kept for error messages. With
+ * included files (front/include.c) the text holds them all, and the
+ * spans say which file and line each line of it is.
+ */
 struct cgfw_source {
 	char *name;	/* as shown in messages */
 	char *text;	/* NUL-terminated copy of the input */
 	size_t len;
+	struct cgfw_src_span *spans;	/* by first line; none: all is name's */
+	size_t n_spans;
+	char **files;			/* the included files' names */
+	size_t n_files;
 };
 
 struct cgfw_ctx {
@@ -64,6 +80,14 @@ void cgfw_log(struct cgfw_ctx *ctx, enum cgfw_log_level level,
 	      const char *fmt, ...) __printf(3, 4);
 
 /* Line @line (1-based) of @src, without its newline; NULL if none. */
+/* The file that line @line of the text is from, and its line there. */
+const char *cgfw_src_where(const struct cgfw_source *src, unsigned int line,
+			   unsigned int *file_line);
+#define CGFW_WHERE_MAX (2 * PATH_MAX + 32)
+/* "FILE:FIRST-LAST" (or "FILE:FIRST-FILE2:LAST", or "FILE:LINE") in @buf */
+const char *cgfw_src_lines(const struct cgfw_source *src, unsigned int first,
+			   unsigned int last, char *buf, size_t size);
+void cgfw_src_release(struct cgfw_source *src);
 const char *cgfw_src_line(const struct cgfw_source *src, unsigned int line,
 			  size_t *len);
 

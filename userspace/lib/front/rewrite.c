@@ -776,7 +776,7 @@ static void parse_top(struct lexer *lx)
 		}
 		if (tok_is(lx, &t, "include")) {
 			lex_error(lx, &t.loc,
-				  "'include' is not supported by cgfw yet; put the included rules into this file");
+				  "an include the front end did not expand (cgfw_include_expand() comes before the rewrite)");
 			skip_statement(lx);
 			continue;
 		}

@@ -16,6 +16,7 @@
 #include <linux/netfilter.h>
 
 #include "front/compile.h"
+#include "front/include.h"
 #include "front/ir.h"
 #include "front/rewrite.h"
 
@@ -30,8 +31,7 @@ CGFW_API void cgfw_ruleset__free(struct cgfw_ruleset *rs)
 	if (!rs)
 		return;
 	cgfw_ir_release(rs);
-	free(rs->src.name);
-	free(rs->src.text);
+	cgfw_src_release(&rs->src);
 	free(rs);
 }
 
@@ -122,6 +122,9 @@ static int compile(struct cgfw_ctx *ctx, struct cgfw_ruleset *rs,
 			    "the input is empty; write 'table cgroup NAME { ... }' (see cgfw(8))");
 		return -EINVAL;
 	}
+	ret = cgfw_include_expand(ctx, &rs->src, CGFW_MAX_INPUT);
+	if (ret)
+		return ret;
 	ret = check_text(ctx, &rs->src);
 	if (ret)
 		return ret;
@@ -317,6 +320,7 @@ CGFW_API int cgfw_ruleset__bytecode(const struct cgfw_ruleset *rs,
 	const struct ir_chain *c;
 	const struct ir_rule *r;
 	const struct ir_set *s;
+	char at[CGFW_WHERE_MAX];
 	struct strbuf sb;
 
 	if (!rs || !text)
@@ -328,8 +332,10 @@ CGFW_API int cgfw_ruleset__bytecode(const struct cgfw_ruleset *rs,
 		list_for_each_entry(c, &t->chains, list) {
 			list_for_each_entry(r, &c->rules, list) {
 				if (r->loc.line) {
-					cgfw_sb_addf(&sb, "# %s:%u: ", rs->src.name,
-						     r->loc.line);
+					cgfw_sb_addf(&sb, "# %s: ",
+						     cgfw_src_lines(&rs->src,
+								    r->loc.line, 0,
+								    at, sizeof(at)));
 					add_src_line(&sb, &rs->src, &r->loc);
 					cgfw_sb_adds(&sb, "\n");
 				}

@@ -350,12 +350,14 @@ static void warn_reached(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 {
 	const struct ir_table *t;
 	const struct ir_rule *r;
+	char at[CGFW_WHERE_MAX];
 
 	list_for_each_entry(t, &rs->tables, list) {
 		r = reached_rule(t, dir, pred);
 		if (r)
-			cgfw_log(ctx, CGFW_LOG_WARN, "%s:%u: %s", rs->src.name,
-				 r->loc.line, what);
+			cgfw_log(ctx, CGFW_LOG_WARN, "%s: %s",
+				 cgfw_src_lines(&rs->src, r->loc.line, 0, at,
+						sizeof(at)), what);
 	}
 }
 

@@ -339,12 +339,14 @@ static void say_unbounded(struct cg *g, const struct cls_chain *c,
 {
 	const struct ir_rule *first = c->rules[run->first];
 	const struct ir_rule *last = c->rules[run->first + run->n - 1];
+	char at[CGFW_WHERE_MAX];
 
 	if (!run->st.budget_hit && run->st.max_leaf <= CLS_LEAF_SCAN)
 		return;
 	cgfw_log(g->ctx, CGFW_LOG_WARN,
-		 "%s:%u-%u: the classifier of these %zu rules %s: a packet may check up to %zu of them one by one, where a bounded tree checks a few (%zu MiB, %zu bytes a rule). Rules that overlap in wildcards make it so; sets for long lists of one field keep it small",
-		 g->rs->src.name, first->loc.line, last->loc.line, run->n,
+		 "%s: the classifier of these %zu rules %s: a packet may check up to %zu of them one by one, where a bounded tree checks a few (%zu MiB, %zu bytes a rule). Rules that overlap in wildcards make it so; sets for long lists of one field keep it small",
+		 cgfw_src_lines(&g->rs->src, first->loc.line, last->loc.line,
+				at, sizeof(at)), run->n,
 		 run->st.budget_hit ?
 		 "reached its memory budget before its leaves were small" :
 		 "could not separate them",
@@ -1336,6 +1338,7 @@ static void gen_run(struct cg *g, struct cls_chain *c, struct cls_run *run,
 	size_t i, base, n_counted = 0;
 	const struct ir_rule *first = c->rules[run->first];
 	const struct ir_rule *last = c->rules[run->first + run->n - 1];
+	char at[CGFW_WHERE_MAX];
 
 	run_labels_init(g, &l);
 	if (g->depth > CLS_MAX_JUMPS) {
@@ -1343,9 +1346,11 @@ static void gen_run(struct cg *g, struct cls_chain *c, struct cls_run *run,
 		return;
 	}
 	g->rule = first;
-	cgfw_em_note(g->em, "chain %s, rules at %s:%u-%u: %zu rules, classifier (%zu leaves, %zu entries, depth %zu, largest leaf %zu, %zu bytes a rule%s)",
-		c->chain->name, g->rs->src.name, first->loc.line,
-		last->loc.line, run->n, run->st.leaves, run->st.entries,
+	cgfw_em_note(g->em, "chain %s, rules at %s: %zu rules, classifier (%zu leaves, %zu entries, depth %zu, largest leaf %zu, %zu bytes a rule%s)",
+		c->chain->name,
+		cgfw_src_lines(&g->rs->src, first->loc.line, last->loc.line,
+			       at, sizeof(at)),
+		run->n, run->st.leaves, run->st.entries,
 		run->st.max_depth, run->st.max_leaf, run->bytes / run->n,
 		run->any_ops ? ", statements" : "");
 	base = run_slots(g, c, run, &n_counted);

@@ -1864,6 +1864,7 @@ void cgfw_cg_rule(struct cg *g, const struct ir_rule *r, int ret, int accept)
 {
 	struct nftnl_expr_iter *it = nftnl_expr_iter_create(r->nl);
 	int next = cgfw_em_label(g->em);
+	char at[CGFW_WHERE_MAX];
 	struct nftnl_expr *e;
 
 	if (!it) {
@@ -1872,8 +1873,9 @@ void cgfw_cg_rule(struct cg *g, const struct ir_rule *r, int ret, int accept)
 	}
 	g->rule = r;
 	if (r->loc.line)
-		cgfw_em_note(g->em, "chain %s, rule at %s:%u", g->chain->name,
-			     g->rs->src.name, r->loc.line);
+		cgfw_em_note(g->em, "chain %s, rule at %s", g->chain->name,
+			     cgfw_src_lines(&g->rs->src, r->loc.line, 0, at,
+					    sizeof(at)));
 	else
 		cgfw_em_note(g->em, "chain %s, a rule", g->chain->name);
 	while (!g->err && !g->em->err && (e = nftnl_expr_iter_next(it)))
@@ -1919,6 +1921,7 @@ static void say_stretch(struct cg *g, struct cg_blocks *b)
 {
 	const struct ir_rule **told;
 	size_t i, n = b->n_one;
+	char at[CGFW_WHERE_MAX];
 
 	b->n_one = 0;
 	if (n < CG_LONG_STRETCH || g->err)
@@ -1932,8 +1935,9 @@ static void say_stretch(struct cg *g, struct cg_blocks *b)
 	g->told = told;
 	g->told[g->n_told++] = b->first;
 	cgfw_log(g->ctx, CGFW_LOG_WARN,
-		 "%s:%u-%u: these %zu rules of chain '%s' are checked one by one (no 16 in a row alike that become a lookup or a tree): a packet that matches none of them pays for all %zu, and past about 8,000 such rules the kernel's verifier gives up. Rules that differ only in their values, next to each other, become a lookup or a tree; sets take many values in one rule",
-		 g->rs->src.name, b->first->loc.line, b->last->loc.line, n,
+		 "%s: these %zu rules of chain '%s' are checked one by one (no 16 in a row alike that become a lookup or a tree): a packet that matches none of them pays for all %zu, and past about 8,000 such rules the kernel's verifier gives up. Rules that differ only in their values, next to each other, become a lookup or a tree; sets take many values in one rule",
+		 cgfw_src_lines(&g->rs->src, b->first->loc.line,
+				b->last->loc.line, at, sizeof(at)), n,
 		 g->chain->name, n);
 }
 
@@ -2217,6 +2221,7 @@ static void gen_run(struct cg *g, const struct ir_rule **rules, size_t n,
 	struct shape *s = calloc(1, sizeof(*s)), *t = calloc(1, sizeof(*t));
 	int next = cgfw_em_label(g->em);
 	struct bpf_map_spec *m;
+	char at[CGFW_WHERE_MAX];
 	size_t i, idx;
 	uint32_t len;
 
@@ -2226,9 +2231,11 @@ static void gen_run(struct cg *g, const struct ir_rule **rules, size_t n,
 	}
 	shape_of(rules[0], s);
 	g->rule = rules[0];
-	cgfw_em_note(g->em, "chain %s, rules at %s:%u-%u: %zu rules, one lookup",
-		     g->chain->name, g->rs->src.name, rules[0]->loc.line,
-		     rules[n - 1]->loc.line, n);
+	cgfw_em_note(g->em, "chain %s, rules at %s: %zu rules, one lookup",
+		     g->chain->name,
+		     cgfw_src_lines(&g->rs->src, rules[0]->loc.line,
+				    rules[n - 1]->loc.line, at, sizeof(at)),
+		     n);
 	for (i = 0; i < (size_t)s->key; i++)
 		gen_expr(g, s->e[i], next, ret, accept);
 	if (run_map(g, rules, n, s, t, &idx, &len) ||
