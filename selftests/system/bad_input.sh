@@ -119,9 +119,9 @@ bad prio 'table cgroup t {\n\tchain c {\n\t\ttype filter hook egress cgroup "'"$
 expect "a priority past 32 bits" 1 \
 	"prio\\.nft:3:[0-9]+-[0-9]+: Error: priority 99999999999 is out of range: a chain's priority is a 32-bit number" -- \
 	"$CGFW" apply "$work/prio.nft"
-bad named 'table cgroup t {\n\tcounter hits {\n\t}\n\tchain c {\n\t\ttype filter hook egress cgroup "'"$cg"'" priority 0;\n\t\tcounter name "hits" accept\n\t}\n}\n'
-expect "a named stateful object with bpf, at its place" 1 \
-	"named\\.nft:2:2-8: Error: the bpf backend cannot do this: named stateful objects .*; use the nft backend" -- \
+bad named 'table cgroup t {\n\tct helper ftp-std {\n\t\ttype "ftp" protocol tcp\n\t}\n\tchain c {\n\t\ttype filter hook egress cgroup "'"$cg"'" priority 0;\n\t}\n}\n'
+expect "a kind of named object bpf has not, at its place" 1 \
+	"named\\.nft:2:2-3: Error: the bpf backend cannot do this: named ct helper objects .*; use the nft backend" -- \
 	"$CGFW" apply -b bpf "$work/named.nft"
 # include: nft's errors inside an included file name that file; a file
 # not found, a loop, another user's file, a statement after an include

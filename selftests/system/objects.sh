@@ -1,9 +1,10 @@
 #!/bin/bash
 # Named stateful objects (counter, quota, limit declared in a table and
-# used by name): with each nft backend this kernel has, real datagrams
+# used by name): with each backend this kernel has, real datagrams
 # meet them as nft says, "cgfw list" (text and JSON) shows their live
 # values, a re-apply makes them again, and delete takes them away; the
-# bpf backend refuses them at the declaration, with what to use instead.
+# same with the bpf backend, which refuses the other kinds (ct helper ...)
+# at the declaration, with what to use instead.
 set -u
 . "$(dirname "$0")/../lib/lib.sh"
 ns_setup objects
@@ -36,7 +37,7 @@ d = json.load(sys.stdin)['nftables']
 o = {k: v for x in d for k, v in x.items() if k in ('counter', 'quota', 'limit')}
 $1"; }
 
-backends=nft-emulated
+backends="nft-emulated bpf"
 "$CGFW" status | grep -q '^nft cgroup family (native): *yes$' && backends="$backends nft-native"
 for b in $backends; do
 	check "$b: a table with a counter, a quota and a limit applies" \
@@ -56,6 +57,7 @@ for b in $backends; do
 		json "assert o['counter']['name'] == 'c1' and o['counter']['packets'] == 3
 assert o['quota']['bytes'] == 100 and o['quota']['inv'] and o['quota']['used'] >= 90
 assert o['limit']['rate'] == 1 and o['limit']['per'] == 'minute' and o['limit']['burst'] == 2"
+	[ "$b" != bpf ] &&	# programs have no handles
 	check "$b: list -a shows a handle on every object, chain and rule" \
 		bash -c "[ \$('$CGFW' list -a objs | grep -c '# handle [1-9]') -eq 8 ] &&
 			 [ \$('$CGFW' list objs | grep -c '# handle') -eq 0 ]"
@@ -72,9 +74,19 @@ assert o['limit']['rate'] == 1 and o['limit']['per'] == 'minute' and o['limit'][
 		bash -c "'$CGFW' delete objs && ! '$CGFW' list objs 2>/dev/null &&
 			 { [ $b != nft-emulated ] || ! nft list table inet cgfw_objs 2>/dev/null; }"
 done
-check "bpf: refused at the declaration, with what to use instead" \
-	bash -c "! '$CGFW' apply -b bpf '$work/obj.nft' 2> '$work/bpf.err' &&
-		 grep -q 'obj.nft:2:2-8: Error: the bpf backend cannot do this: named stateful objects' '$work/bpf.err' &&
+cat > "$work/helper.nft" <<EOT
+table cgroup h {
+	ct helper ftp-std {
+		type "ftp" protocol tcp
+	}
+	chain out {
+		type filter hook egress cgroup "$cg" priority 0; policy accept;
+	}
+}
+EOT
+check "bpf: a ct helper object refused at the declaration, with what to use instead" \
+	bash -c "! '$CGFW' apply -b bpf '$work/helper.nft' 2> '$work/bpf.err' &&
+		 grep -q 'helper.nft:2:2-3: Error: the bpf backend cannot do this: named ct helper objects' '$work/bpf.err' &&
 		 grep -q 'use the nft backend (-b nft)' '$work/bpf.err'"
 cat > "$work/omap.nft" <<EOT
 table cgroup m {
@@ -93,7 +105,7 @@ check "a map to named objects is refused, with what to write instead, and nothin
 	bash -c "! '$CGFW' apply -b nft '$work/omap.nft' 2> '$work/omap.err' &&
 		 grep -q \"map 'cm' of table 'm' maps to named objects, which cgfw does not carry yet\" '$work/omap.err' &&
 		 ! '$CGFW' list m 2>/dev/null"
-check "auto: takes an nft backend for them" \
+check "auto: takes them" \
 	bash -c "'$CGFW' apply '$work/obj.nft' && '$CGFW' list objs | grep -q 'counter c1 {' && '$CGFW' delete objs"
 "$CGFW" flush
 exit $fail

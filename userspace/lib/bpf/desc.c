@@ -28,6 +28,7 @@ enum {
 	DESC_SLOT,		/* nested DL_* */
 	DESC_QUOTA,		/* nested DQ_* */
 	DESC_WITH_NFT,		/* u32: the apply's nft family, or 0 */
+	DESC_OBJ,		/* nested DO_* */
 };
 
 enum {
@@ -39,6 +40,10 @@ enum { DS_UNSPEC, DS_NAME, DS_MAP_ID, DS_NLSET };
 enum { DP_UNSPEC, DP_DIR, DP_CGROUP_ID, DP_COUNTERS_ID };
 enum { DL_UNSPEC, DL_PROG, DL_SLOT, DL_CHAIN, DL_RULE };
 enum { DQ_UNSPEC, DQ_MAP_ID, DQ_SLOT, DQ_CHAIN, DQ_RULE, DQ_BYTES };
+enum {
+	DO_UNSPEC, DO_TYPE, DO_NAME, DO_MAP_ID, DO_SLOT, DO_BYTES, DO_UNIT,
+	DO_BURST, DO_FLAGS, DO_LIMIT_TYPE,
+};
 
 #define DESC_MAGIC 0x44574643u	/* "CFWD" */
 #define ENTRY_MAX (64u * 1024)
@@ -179,6 +184,22 @@ void cgfw_desc_put_quota(struct strbuf *sb, const struct desc_quota *q)
 	put_u32(sb, DQ_CHAIN, q->chain);
 	put_u32(sb, DQ_RULE, q->rule);
 	put_u64(sb, DQ_BYTES, q->bytes);
+	nest_end(sb, n);
+}
+
+void cgfw_desc_put_obj(struct strbuf *sb, const struct desc_obj *o)
+{
+	size_t n = nest_start(sb, DESC_OBJ);
+
+	put_u32(sb, DO_TYPE, o->type);
+	put_str(sb, DO_NAME, o->name);
+	put_u32(sb, DO_MAP_ID, o->map_id);
+	put_u32(sb, DO_SLOT, o->slot);
+	put_u64(sb, DO_BYTES, o->bytes);
+	put_u64(sb, DO_UNIT, o->unit);
+	put_u32(sb, DO_BURST, o->burst);
+	put_u32(sb, DO_FLAGS, o->flags);
+	put_u32(sb, DO_LIMIT_TYPE, o->limit_type);
 	nest_end(sb, n);
 }
 
@@ -364,6 +385,27 @@ static int parse_quota(const struct nlattr *a, struct desc *d)
 	return 0;
 }
 
+static int parse_obj(const struct nlattr *a, struct desc *d)
+{
+	struct desc_obj *o = GROW(d->objs, d->n_objs);
+	struct attrs at;
+
+	if (!o)
+		return -ENOMEM;
+	nest_parse(a, &at);
+	o->name = get_str(&at, DO_NAME);
+	if (!o->name || !get_u32(&at, DO_TYPE, &o->type) ||
+	    !get_u32(&at, DO_MAP_ID, &o->map_id) ||
+	    !get_u32(&at, DO_SLOT, &o->slot) ||
+	    !get_u64(&at, DO_BYTES, &o->bytes) ||
+	    !get_u64(&at, DO_UNIT, &o->unit) ||
+	    !get_u32(&at, DO_BURST, &o->burst) ||
+	    !get_u32(&at, DO_FLAGS, &o->flags) ||
+	    !get_u32(&at, DO_LIMIT_TYPE, &o->limit_type))
+		return -EINVAL;
+	return 0;
+}
+
 int cgfw_desc_parse(const void *buf, size_t len, struct desc *d)
 {
 	const struct nlattr *attr, *a;
@@ -403,6 +445,9 @@ int cgfw_desc_parse(const void *buf, size_t len, struct desc *d)
 		case DESC_QUOTA:
 			ret = parse_quota(a, d);
 			break;
+		case DESC_OBJ:
+			ret = parse_obj(a, d);
+			break;
 		}
 		if (ret)
 			break;
@@ -431,6 +476,9 @@ void cgfw_desc_release(struct desc *d)
 		free(d->sets[i].name);
 		free(d->sets[i].nlset);
 	}
+	for (i = 0; i < d->n_objs; i++)
+		free(d->objs[i].name);
+	free(d->objs);
 	free(d->chains);
 	free(d->rules);
 	free(d->sets);

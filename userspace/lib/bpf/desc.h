@@ -63,6 +63,22 @@ struct desc_quota {
 	int32_t rule;
 };
 
+/*
+ * A named counter, quota or limit: its state in slot @slot of map
+ * @map_id (a counter's packets and bytes, a quota's bytes used, a limit's
+ * bucket), and what it was declared with.
+ */
+struct desc_obj {
+	uint32_t type;		/* NFT_OBJECT_* */
+	char *name;
+	uint32_t map_id, slot;
+	uint64_t bytes;		/* a quota's bytes, a limit's rate */
+	uint64_t unit;		/* a limit's, in seconds */
+	uint32_t burst;		/* a limit's */
+	uint32_t flags;		/* NFT_QUOTA_F_INV, NFT_LIMIT_F_INV */
+	uint32_t limit_type;	/* NFT_LIMIT_PKTS or NFT_LIMIT_PKT_BYTES */
+};
+
 struct desc {
 	uint32_t format;
 	uint64_t gen;
@@ -80,6 +96,8 @@ struct desc {
 	size_t n_slots;
 	struct desc_quota *quotas;
 	size_t n_quotas;
+	struct desc_obj *objs;
+	size_t n_objs;
 };
 
 /* Writing: records appended to a buffer (bpf/desc.c). */
@@ -91,6 +109,7 @@ void cgfw_desc_put_set(struct strbuf *sb, const struct desc_set *s);
 void cgfw_desc_put_prog(struct strbuf *sb, const struct desc_prog *p);
 void cgfw_desc_put_slot(struct strbuf *sb, const struct desc_slot *s);
 void cgfw_desc_put_quota(struct strbuf *sb, const struct desc_quota *q);
+void cgfw_desc_put_obj(struct strbuf *sb, const struct desc_obj *o);
 
 /* Reading: -EINVAL if it is not a description this cgfw can read. */
 int cgfw_desc_parse(const void *buf, size_t len, struct desc *d);

@@ -17,6 +17,7 @@
 #include <bpf/btf.h>
 #include <libmnl/libmnl.h>
 #include <libnftnl/expr.h>
+#include <libnftnl/object.h>
 #include <libnftnl/rule.h>
 #include <libnftnl/set.h>
 #include <linux/netfilter.h>
@@ -281,6 +282,42 @@ static int is_expr(struct nftnl_expr *e, void *data)
 	return 0;
 }
 
+/* The named counters, quotas and limits of @bt: their slots. */
+static void describe_objs(struct strbuf *sb, const struct bpf_table *bt)
+{
+	const struct bpf_state *states[] = {
+		&bt->counter_objs, &bt->quotas, &bt->limits,
+	};
+	const struct ir_obj *o;
+	struct desc_obj d;
+	struct nftnl_obj *nl;
+	size_t i, k;
+
+	list_for_each_entry(o, &bt->table->objs, list) {
+		nl = o->nl;
+		memset(&d, 0, sizeof(d));
+		d.type = nftnl_obj_get_u32(nl, NFTNL_OBJ_TYPE);
+		d.name = (char *)nftnl_obj_get_str(nl, NFTNL_OBJ_NAME);
+		for (i = 0; i < ARRAY_SIZE(states); i++)
+			for (k = 0; k < states[i]->n; k++)
+				if (states[i]->exprs[k] == o) {
+					d.map_id = map_id(bt->maps[states[i]->map].fd);
+					d.slot = k;
+				}
+		if (d.type == NFT_OBJECT_QUOTA) {
+			d.bytes = nftnl_obj_get_u64(nl, NFTNL_OBJ_QUOTA_BYTES);
+			d.flags = nftnl_obj_get_u32(nl, NFTNL_OBJ_QUOTA_FLAGS);
+		} else if (d.type == NFT_OBJECT_LIMIT) {
+			d.bytes = nftnl_obj_get_u64(nl, NFTNL_OBJ_LIMIT_RATE);
+			d.unit = nftnl_obj_get_u64(nl, NFTNL_OBJ_LIMIT_UNIT);
+			d.burst = nftnl_obj_get_u32(nl, NFTNL_OBJ_LIMIT_BURST);
+			d.flags = nftnl_obj_get_u32(nl, NFTNL_OBJ_LIMIT_FLAGS);
+			d.limit_type = nftnl_obj_get_u32(nl, NFTNL_OBJ_LIMIT_TYPE);
+		}
+		cgfw_desc_put_obj(sb, &d);
+	}
+}
+
 /* Quota @k of @bt: its slot, and the rule it belongs to. */
 static void describe_quota(struct strbuf *sb, const struct bpf_table *bt,
 			   size_t k)
@@ -396,6 +433,7 @@ static int describe(const struct bpf_table *bt, uint64_t gen,
 	free(pos);
 	for (k = 0; k < bt->quotas.n; k++)
 		describe_quota(sb, bt, k);
+	describe_objs(sb, bt);
 	return sb->oom ? -ENOMEM : 0;
 }
 

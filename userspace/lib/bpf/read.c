@@ -355,6 +355,51 @@ static void add_quotas(struct model_table *mt, const struct link *l)
 	}
 }
 
+/* The named counters, quotas and limits, with the state they have now. */
+static int add_objs(struct model_table *mt, const struct link *l)
+{
+	const struct desc *d = &l->d;
+	const struct desc_obj *o;
+	struct model_obj *mo;
+	uint64_t v[2];
+	size_t i;
+	int fd;
+
+	for (i = 0; i < d->n_objs; i++) {
+		o = &d->objs[i];
+		mo = cgfw_model_add_obj(mt);
+		if (!mo || cgfw_strdup(&mo->name, o->name))
+			return -ENOMEM;
+		mo->type = o->type;
+		memset(v, 0, sizeof(v));
+		fd = map_of_prog(l->prog, o->map_id);
+		if (fd >= 0 && o->type != NFT_OBJECT_LIMIT)
+			bpf_map_lookup_elem(fd, &o->slot, v);
+		if (fd >= 0)
+			close(fd);
+		switch (o->type) {
+		case NFT_OBJECT_COUNTER:
+			mo->counter.packets = v[0];
+			mo->counter.bytes = v[1];
+			break;
+		case NFT_OBJECT_QUOTA:
+			/* as nft reports it: at most the quota */
+			mo->quota.bytes = o->bytes;
+			mo->quota.used = v[0] < o->bytes ? v[0] : o->bytes;
+			mo->quota.over = o->flags & NFT_QUOTA_F_INV;
+			break;
+		case NFT_OBJECT_LIMIT:
+			mo->limit.rate = o->bytes;
+			mo->limit.unit = o->unit;
+			mo->limit.burst = o->burst;
+			mo->limit.bytes = o->limit_type == NFT_LIMIT_PKT_BYTES;
+			mo->limit.over = o->flags & NFT_LIMIT_F_INV;
+			break;
+		}
+	}
+	return 0;
+}
+
 /* ---- sets ---- */
 
 /* The set's attributes from its NEWSET message in the description. */
@@ -537,6 +582,7 @@ static int to_model(const char *name, const char *dir,
 		add_counters(mt, &ls->v[i]);
 	}
 	add_quotas(mt, p);
+	ret = add_objs(mt, p);
 	mt->memory = table_memory(ls, d->gen);
 	for (i = 0; !ret && i < d->n_sets; i++)
 		ret = add_set(mt, d, &d->sets[i], p->prog);

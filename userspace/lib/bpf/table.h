@@ -85,12 +85,15 @@ struct bpf_table {
 	struct bpf_map_spec *maps;
 	size_t n_maps;
 	size_t desc_map;		/* index of the description's map */
-	/* quotas and limits: one slot each, however often inlined */
+	/*
+	 * quotas and limits: one slot each, however often inlined; named
+	 * counters, quotas and limits one each, however often used
+	 */
 	struct bpf_state {
 		size_t map;		/* SIZE_MAX: none yet */
 		const void **exprs;	/* slot -> the expression */
 		size_t n;
-	} quotas, limits;
+	} quotas, limits, counter_objs;
 	struct bpf_prog_spec *progs;
 	size_t n_progs;
 };

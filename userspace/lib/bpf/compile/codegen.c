@@ -26,6 +26,7 @@
 
 #include <libnftnl/chain.h>
 #include <libnftnl/expr.h>
+#include <libnftnl/object.h>
 #include <libnftnl/rule.h>
 #include <libnftnl/set.h>
 #include <linux/if_ether.h>
@@ -221,12 +222,13 @@ static void jmp_u64(struct cg *g, int op, int reg, uint64_t v, int label)
 }
 
 /*
- * The slot of a stateful expression (quota, limit) in its array map: one
- * per expression, shared by all its inlined copies and all the table's
- * programs. A new slot starts as @init (@size bytes).
+ * The slot of a stateful expression (quota, limit) or a named object in
+ * its array map: one per expression or object @key, shared by all its
+ * inlined copies and all the table's programs. A new slot starts as
+ * @init (@size bytes).
  */
 uint32_t cgfw_cg_state_slot(struct cg *g, struct bpf_state *st,
-			    struct nftnl_expr *e, const char *name,
+			    const void *key, const char *name,
 			    const void *init, uint32_t size, bool spin_lock)
 {
 	struct bpf_map_spec *m;
@@ -234,7 +236,7 @@ uint32_t cgfw_cg_state_slot(struct cg *g, struct bpf_state *st,
 	void *v;
 
 	for (slot = 0; slot < st->n; slot++)
-		if (st->exprs[slot] == e)
+		if (st->exprs[slot] == key)
 			return slot;
 	if (st->map == SIZE_MAX) {
 		st->map = cgfw_cg_new_map(g, name, BPF_MAP_TYPE_ARRAY, 4, size, 0);
@@ -256,7 +258,7 @@ uint32_t cgfw_cg_state_slot(struct cg *g, struct bpf_state *st,
 	}
 	m->values = v;
 	slot = st->n;
-	st->exprs[st->n++] = e;
+	st->exprs[st->n++] = key;
 	memcpy((uint8_t *)m->keys + m->n_elems * 4, &slot, 4);
 	memcpy((uint8_t *)m->values + m->n_elems * size, init, size);
 	m->max_entries = ++m->n_elems;
@@ -269,14 +271,11 @@ uint32_t cgfw_cg_state_slot(struct cg *g, struct bpf_state *st,
  * consumed > N (nft_overquota()). "over" matches past it, the plain form
  * until then.
  */
-static void gen_quota(struct cg *g, struct nftnl_expr *e, int brk)
+static void gen_quota_state(struct cg *g, const void *key, uint64_t quota,
+			    uint64_t used, bool over, int brk)
 {
-	uint64_t quota = nftnl_expr_get_u64(e, NFTNL_EXPR_QUOTA_BYTES);
-	uint64_t used = nftnl_expr_get_u64(e, NFTNL_EXPR_QUOTA_CONSUMED);
-	bool over = nftnl_expr_get_u32(e, NFTNL_EXPR_QUOTA_FLAGS) &
-		    NFT_QUOTA_F_INV;
-	uint32_t slot = cgfw_cg_state_slot(g, &g->bt->quotas, e, "cgfw_quota", &used,
-				   8, false);
+	uint32_t slot = cgfw_cg_state_slot(g, &g->bt->quotas, key, "cgfw_quota",
+					   &used, 8, false);
 
 	if (g->err)
 		return;
@@ -293,42 +292,59 @@ static void gen_quota(struct cg *g, struct nftnl_expr *e, int brk)
 	jmp_u64(g, over ? BPF_JLE : BPF_JGT, BPF_REG_1, quota, brk);
 }
 
+static void gen_quota(struct cg *g, struct nftnl_expr *e, int brk)
+{
+	gen_quota_state(g, e, nftnl_expr_get_u64(e, NFTNL_EXPR_QUOTA_BYTES),
+			nftnl_expr_get_u64(e, NFTNL_EXPR_QUOTA_CONSUMED),
+			nftnl_expr_get_u32(e, NFTNL_EXPR_QUOTA_FLAGS) &
+			NFT_QUOTA_F_INV, brk);
+}
+
 /*
  * limit rate [over] R/UNIT [burst B packets|bytes]: nft_limit_eval(), a
  * token bucket shared by every CPU under a bpf_spin_lock. The clock is
  * read before the lock (no calls while it is held): time that seems to
  * run backwards counts as none.
  */
-static void gen_limit(struct cg *g, struct nftnl_expr *e, int brk)
+/* A limit's bucket: its size (@max ns), a packet's cost, its first state */
+static int limit_bucket(const struct limit_args *a, uint64_t *max,
+			uint64_t *cost, struct limit_state *init)
 {
-	uint64_t rate = nftnl_expr_get_u64(e, NFTNL_EXPR_LIMIT_RATE);
-	uint64_t unit = nftnl_expr_get_u64(e, NFTNL_EXPR_LIMIT_UNIT);
-	uint32_t burst = nftnl_expr_get_u32(e, NFTNL_EXPR_LIMIT_BURST);
-	bool pkts = nftnl_expr_get_u32(e, NFTNL_EXPR_LIMIT_TYPE) ==
-		    NFT_LIMIT_PKTS;
-	bool invert = nftnl_expr_get_u32(e, NFTNL_EXPR_LIMIT_FLAGS) &
-		      NFT_LIMIT_F_INV;
-	struct limit_state init = { 0 };
-	uint64_t nsecs = unit * 1000000000ULL, max, cost = 0;
+	uint64_t nsecs = a->unit * 1000000000ULL;
+	uint32_t burst = a->burst;
+
+	if (!a->rate)
+		return -EINVAL;
+	if (a->pkts && !burst)
+		burst = 5;	/* NFT_LIMIT_PKT_BURST_DEFAULT */
+	*cost = 0;
+	if (a->pkts) {
+		*cost = nsecs / a->rate;
+		*max = *cost * burst;
+	} else {
+		*max = nsecs * (a->rate + burst) / a->rate;
+	}
+	memset(init, 0, sizeof(*init));
+	init->tokens = *max;
+	return 0;
+}
+
+static void gen_limit_state(struct cg *g, const void *key,
+			    const struct limit_args *a, int brk)
+{
+	uint64_t nsecs = a->unit * 1000000000ULL, rate = a->rate, max, cost;
 	int S = STK_SCRATCH, ok = cgfw_em_label(g->em), done = cgfw_em_label(g->em);
 	int fresh = cgfw_em_label(g->em), capped = cgfw_em_label(g->em);
+	bool pkts = a->pkts, invert = a->invert;
+	struct limit_state init;
 	uint32_t slot;
 
-	if (!rate) {
+	if (limit_bucket(a, &max, &cost, &init)) {
 		cgfw_cg_refuse(g, "limit with a rate of 0");
 		return;
 	}
-	if (pkts && !burst)
-		burst = 5;	/* NFT_LIMIT_PKT_BURST_DEFAULT */
-	if (pkts) {
-		cost = nsecs / rate;
-		max = cost * burst;
-	} else {
-		max = nsecs * (rate + burst) / rate;
-	}
-	init.tokens = max;
-	slot = cgfw_cg_state_slot(g, &g->bt->limits, e, "cgfw_limit", &init,
-			  sizeof(init), true);
+	slot = cgfw_cg_state_slot(g, &g->bt->limits, key, "cgfw_limit", &init,
+				  sizeof(init), true);
 	if (g->err)
 		return;
 
@@ -379,6 +395,165 @@ static void gen_limit(struct cg *g, struct nftnl_expr *e, int brk)
 	E(I_CALL(BPF_FUNC_spin_unlock));
 	E(I_LDX(BPF_DW, BPF_REG_1, BPF_REG_10, S + 48));
 	cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_1, 0, brk);
+}
+
+static void gen_limit(struct cg *g, struct nftnl_expr *e, int brk)
+{
+	struct limit_args a = {
+		.rate = nftnl_expr_get_u64(e, NFTNL_EXPR_LIMIT_RATE),
+		.unit = nftnl_expr_get_u64(e, NFTNL_EXPR_LIMIT_UNIT),
+		.burst = nftnl_expr_get_u32(e, NFTNL_EXPR_LIMIT_BURST),
+		.pkts = nftnl_expr_get_u32(e, NFTNL_EXPR_LIMIT_TYPE) ==
+			NFT_LIMIT_PKTS,
+		.invert = nftnl_expr_get_u32(e, NFTNL_EXPR_LIMIT_FLAGS) &
+			  NFT_LIMIT_F_INV,
+	};
+
+	gen_limit_state(g, e, &a, brk);
+}
+
+/* ---- named objects ---- */
+
+static const char *obj_type_name(uint32_t type)
+{
+	static const char *const names[] = {
+		[NFT_OBJECT_COUNTER] = "counter", [NFT_OBJECT_QUOTA] = "quota",
+		[NFT_OBJECT_CT_HELPER] = "ct helper",
+		[NFT_OBJECT_LIMIT] = "limit",
+		[NFT_OBJECT_CONNLIMIT] = "connlimit",
+		[NFT_OBJECT_TUNNEL] = "tunnel",
+		[NFT_OBJECT_CT_TIMEOUT] = "ct timeout",
+		[NFT_OBJECT_SECMARK] = "secmark",
+		[NFT_OBJECT_CT_EXPECT] = "ct expectation",
+		[NFT_OBJECT_SYNPROXY] = "synproxy",
+	};
+
+	return type < ARRAY_SIZE(names) && names[type] ? names[type] : "other";
+}
+
+static struct limit_args obj_limit(struct nftnl_obj *o)
+{
+	return (struct limit_args){
+		.rate = nftnl_obj_get_u64(o, NFTNL_OBJ_LIMIT_RATE),
+		.unit = nftnl_obj_get_u64(o, NFTNL_OBJ_LIMIT_UNIT),
+		.burst = nftnl_obj_get_u32(o, NFTNL_OBJ_LIMIT_BURST),
+		.pkts = nftnl_obj_get_u32(o, NFTNL_OBJ_LIMIT_TYPE) ==
+			NFT_LIMIT_PKTS,
+		.invert = nftnl_obj_get_u32(o, NFTNL_OBJ_LIMIT_FLAGS) &
+			  NFT_LIMIT_F_INV,
+	};
+}
+
+/* The slot of named object @o, made if new; -1 if bpf has no such kind. */
+static int64_t obj_slot(struct cg *g, const struct ir_obj *o)
+{
+	struct nftnl_obj *nl = o->nl;
+	struct limit_state init;
+	struct limit_args a;
+	uint64_t v[2], max, cost;
+
+	switch (nftnl_obj_get_u32(nl, NFTNL_OBJ_TYPE)) {
+	case NFT_OBJECT_COUNTER:
+		v[0] = nftnl_obj_get_u64(nl, NFTNL_OBJ_CTR_PKTS);
+		v[1] = nftnl_obj_get_u64(nl, NFTNL_OBJ_CTR_BYTES);
+		return cgfw_cg_state_slot(g, &g->bt->counter_objs, o,
+					  "cgfw_objctr", v, 16, false);
+	case NFT_OBJECT_QUOTA:
+		v[0] = nftnl_obj_get_u64(nl, NFTNL_OBJ_QUOTA_CONSUMED);
+		return cgfw_cg_state_slot(g, &g->bt->quotas, o, "cgfw_quota",
+					  v, 8, false);
+	case NFT_OBJECT_LIMIT:
+		a = obj_limit(nl);
+		if (limit_bucket(&a, &max, &cost, &init))
+			return -1;
+		return cgfw_cg_state_slot(g, &g->bt->limits, o, "cgfw_limit",
+					  &init, sizeof(init), true);
+	}
+	return -1;
+}
+
+int cgfw_bpf_obj_slots(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
+		       struct bpf_table *bt)
+{
+	struct cg g = { .ctx = ctx, .rs = rs, .bt = bt };
+	const struct ir_obj *o;
+
+	list_for_each_entry(o, &bt->table->objs, list) {
+		if (obj_slot(&g, o) >= 0 || g.err)
+			continue;
+		cgfw_err_at(ctx, &rs->src,
+			    rs->object_loc.line ? &rs->object_loc : &bt->table->loc,
+			    "the bpf backend cannot do this: named %s objects ('%s' in table '%s'; counters, quotas and limits are compiled); use the nft backend (-b nft)",
+			    obj_type_name(nftnl_obj_get_u32(o->nl, NFTNL_OBJ_TYPE)),
+			    nftnl_obj_get_str(o->nl, NFTNL_OBJ_NAME),
+			    bt->table->name);
+		return -EOPNOTSUPP;
+	}
+	return g.err;
+}
+
+/* counter name "NAME": packets and bytes, shared by every CPU (atomic) */
+static void gen_counter_obj(struct cg *g, uint32_t slot)
+{
+	int skip = cgfw_em_label(g->em);
+
+	E(I_ST(BPF_W, BPF_REG_10, STK_SCRATCH, slot));
+	cgfw_cg_map_lookup(g, g->bt->counter_objs.map, STK_SCRATCH);
+	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, skip);
+	E(I_MOV64_IMM(BPF_REG_1, 1));
+	E(((struct bpf_insn){ .code = BPF_STX | BPF_DW | BPF_ATOMIC,
+	   .dst_reg = BPF_REG_0, .src_reg = BPF_REG_1, .imm = BPF_ADD }));
+	E(I_LDX(BPF_W, BPF_REG_1, R_CTX, offsetof(struct __sk_buff, len)));
+	E(((struct bpf_insn){ .code = BPF_STX | BPF_DW | BPF_ATOMIC,
+	   .dst_reg = BPF_REG_0, .src_reg = BPF_REG_1, .off = 8,
+	   .imm = BPF_ADD }));
+	cgfw_em_bind(g->em, skip);
+}
+
+/* counter, quota or limit name "NAME": the object's state, one for all */
+static void gen_objref(struct cg *g, struct nftnl_expr *e, int brk)
+{
+	uint32_t type = nftnl_expr_get_u32(e, NFTNL_EXPR_OBJREF_IMM_TYPE);
+	const char *name;
+	const struct ir_obj *o;
+	struct limit_args a;
+	int64_t slot;
+
+	if (!nftnl_expr_is_set(e, NFTNL_EXPR_OBJREF_IMM_NAME)) {
+		cgfw_cg_refuse(g, "objects chosen by a map");
+		return;
+	}
+	name = nftnl_expr_get_str(e, NFTNL_EXPR_OBJREF_IMM_NAME);
+	list_for_each_entry(o, &g->bt->table->objs, list) {
+		if (nftnl_obj_get_u32(o->nl, NFTNL_OBJ_TYPE) == type &&
+		    !strcmp(nftnl_obj_get_str(o->nl, NFTNL_OBJ_NAME), name))
+			break;
+	}
+	if (&o->list == &g->bt->table->objs) {
+		cgfw_cg_refuse(g, "%s '%s' is not in table '%s'",
+			       obj_type_name(type), name, g->bt->table->name);
+		return;
+	}
+	slot = obj_slot(g, o);
+	if (slot < 0) {
+		cgfw_cg_refuse(g, "named %s objects", obj_type_name(type));
+		return;
+	}
+	switch (type) {
+	case NFT_OBJECT_COUNTER:
+		gen_counter_obj(g, slot);
+		break;
+	case NFT_OBJECT_QUOTA:
+		gen_quota_state(g, o, nftnl_obj_get_u64(o->nl, NFTNL_OBJ_QUOTA_BYTES),
+				nftnl_obj_get_u64(o->nl, NFTNL_OBJ_QUOTA_CONSUMED),
+				nftnl_obj_get_u32(o->nl, NFTNL_OBJ_QUOTA_FLAGS) &
+				NFT_QUOTA_F_INV, brk);
+		break;
+	case NFT_OBJECT_LIMIT:
+		a = obj_limit(o->nl);
+		gen_limit_state(g, o, &a, brk);
+		break;
+	}
 }
 
 /* ---- the packet's context: family, layer 4, transport offset ---- */
@@ -1850,6 +2025,8 @@ static void gen_expr(struct cg *g, struct nftnl_expr *e, int next, int ret,
 		gen_socket(g, e, next);
 	else if (!strcmp(name, "numgen"))
 		gen_numgen(g, e);
+	else if (!strcmp(name, "objref"))
+		gen_objref(g, e, next);
 	else if (!strcmp(name, "dynset"))
 		gen_dynset(g, e, next);
 	else if (!strcmp(name, "exthdr"))

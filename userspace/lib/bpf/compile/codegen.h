@@ -98,9 +98,12 @@ void cgfw_cg_blocks_init(struct cg *g, struct cg_blocks *b);
 void cgfw_cg_block(struct cg *g, struct cg_blocks *b,
 		   const struct ir_rule *one);
 void cgfw_cg_blocks_end(struct cg *g, struct cg_blocks *b);
-/* The state slot of quota or limit @e (one per expression in the table). */
+/*
+ * The state slot of quota or limit @key (one per expression in the table,
+ * or per named object).
+ */
 uint32_t cgfw_cg_state_slot(struct cg *g, struct bpf_state *st,
-			    struct nftnl_expr *e, const char *name,
+			    const void *key, const char *name,
 			    const void *init, uint32_t size, bool spin_lock);
 
 /* A limit's state: as struct nft_limit, the lock first (BTF: object.c). */
@@ -110,5 +113,20 @@ struct limit_state {
 	uint64_t tokens;
 	uint64_t last;
 };
+
+/* A limit, from its expression or its named object */
+struct limit_args {
+	uint64_t rate, unit;	/* unit: seconds */
+	uint32_t burst;
+	bool pkts, invert;
+};
+
+/*
+ * The state of every named counter, quota and limit of @bt's table, made
+ * before its programs are (listed when no rule uses them); other kinds of
+ * objects refused at the first declaration.
+ */
+int cgfw_bpf_obj_slots(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
+		       struct bpf_table *bt);
 
 #endif /* CGFW_BPF_CODEGEN_H */

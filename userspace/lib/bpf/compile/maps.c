@@ -355,6 +355,7 @@ void cgfw_bpf_table_release(struct bpf_table *bt)
 	free(bt->progs);
 	free(bt->quotas.exprs);
 	free(bt->limits.exprs);
+	free(bt->counter_objs.exprs);
 	memset(bt, 0, sizeof(*bt));
 }
 
@@ -371,22 +372,19 @@ static int compile_table(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 	int ret = 0;
 
 	memset(bt, 0, sizeof(*bt));
-	if (!list_empty(&t->objs)) {
-		cgfw_err_at(ctx, &rs->src,
-			    rs->object_loc.line ? &rs->object_loc : &t->loc,
-			    "the bpf backend cannot do this: named stateful objects (counter, quota, limit ... declared in table '%s'); use the nft backend (-b nft), or anonymous ones in the rules ('counter', 'quota over 10 mbytes')",
-			    t->name);
-		return -EOPNOTSUPP;
-	}
 	bt->rs = rs;
 	bt->table = t;
 	bt->quotas.map = SIZE_MAX;
 	bt->limits.map = SIZE_MAX;
+	bt->counter_objs.map = SIZE_MAX;
 	list_for_each_entry(s, &t->sets, list) {
 		ret = set_to_map(ctx, rs, bt, s);
 		if (ret)
 			goto err;
 	}
+	ret = cgfw_bpf_obj_slots(ctx, rs, bt);
+	if (ret)
+		goto err;
 	list_for_each_entry(c, &t->chains, list) {
 		if (c->base && !prog_for(bt, c)) {
 			ret = -ENOMEM;
