@@ -288,6 +288,10 @@ uninstall:
 		$(DESTDIR)$(LIBDIR)/libcgfw.a $(DESTDIR)$(PKGCONFIGDIR)/libcgfw.pc \
 		$(DESTDIR)$(MANDIR)/man8/cgfw.8 $(DESTDIR)$(UNITDIR)/cgfw.service
 	rm -rf $(DESTDIR)$(INCLUDEDIR)/cgfw
+	@# the directories make install made, where they are empty now
+	rmdir $(DESTDIR)$(UNITDIR) $(DESTDIR)$(dir $(UNITDIR:/=)) \
+		$(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man8 \
+		2>/dev/null || true
 	if [ -n "$(PURGE)" ]; then \
 		rm -f $(DESTDIR)$(SYSCONFDIR)/cgfw/web.nft.example; \
 		rmdir $(DESTDIR)$(SYSCONFDIR)/cgfw 2>/dev/null || true; fi

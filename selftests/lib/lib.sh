@@ -47,6 +47,7 @@ ns_setup() {
 	if [ -z "${CGFW_IN_NS:-}" ]; then
 		CGFW_IN_NS=1 exec unshare -n -m "$0"
 	fi
+	umask 022	# files the tests write are root's alone to change
 	mount --make-rprivate /
 	# a bpffs of our own: the bpf tables are per bpffs
 	mount -t bpf bpf /sys/fs/bpf

@@ -2,8 +2,9 @@
 # Sets the rules add to and delete from (add @s { ip daddr }, delete @s
 # { ip daddr }), with every backend this kernel has: the same datagrams
 # meet the same verdicts, the listing shows what was added, a full set
-# ends the adding rule as nft does, and what the bpf backend cannot do
-# (a timeout, a meter) is refused at the rule.
+# ends the adding rule as nft does; meters (a limit, a quota, a counter
+# per element) meet the same datagrams as nft's; what the bpf backend
+# cannot do (a timeout) is refused at the rule.
 set -u
 . "$(dirname "$0")/../lib/lib.sh"
 ns_setup dynamic
@@ -36,7 +37,7 @@ sends() {	# sends ADDR:PORT...
 	done
 	echo "$out"
 }
-elems() { "$CGFW" list -j dyn | python3 -c '
+elems() { "$CGFW" list -j "${1:-dyn}" | python3 -c '
 import json, sys
 d = json.load(sys.stdin)["nftables"]
 print(" ".join(sorted(e for o in d if "set" in o for e in o["set"].get("elem", []))))'; }
@@ -65,9 +66,44 @@ sed 's/flags dynamic/flags dynamic, timeout/' "$work/dyn.nft" > "$work/timeout.n
 check "bpf: a set with timeouts is refused, with what to use" \
 	bash -c "! '$CGFW' apply -b bpf '$work/timeout.nft' 2> '$work/timeout.err' &&
 		 grep -q 'the bpf backend cannot do set .seen. (timeouts.*; use the nft backend' '$work/timeout.err'"
-sed 's/udp dport 11 add @seen { ip daddr } counter/udp dport 11 update @seen { ip daddr limit rate 1\/second }/' "$work/dyn.nft" > "$work/meter.nft"
-check "bpf: a meter is refused at its rule" \
-	bash -c "! '$CGFW' apply -b bpf '$work/meter.nft' 2> '$work/meter.err' &&
-		 grep -q 'meter.nft:10:[0-9-]*: Error: the bpf backend cannot do this: add @seen with a map, a timeout or statements (meters)' '$work/meter.err'"
+# meters: a state per element, made with it (nft's meters: a limit's
+# bucket, a quota's bytes, a counter), each address its own
+cat > "$work/meter.nft" <<EOT
+table cgroup met {
+	set q {
+		type ipv4_addr
+		flags dynamic
+	}
+	set c {
+		type ipv4_addr
+		flags dynamic
+	}
+	chain out {
+		type filter hook egress cgroup "$cg" priority 0; policy accept;
+		udp dport 21 meter per size 4 { ip daddr limit rate 1/minute burst 2 packets } accept
+		udp dport 21 drop
+		udp dport 22 update @q { ip daddr quota over 60 bytes } drop
+		udp dport 23 update @c { ip daddr counter }
+	}
+}
+EOT
+for b in $backends; do
+	check "$b: a table with meters applies" "$CGFW" apply -b "$b" "$work/meter.nft"
+	r=$(sends 127.0.0.1:21 127.0.0.1:21 127.0.0.1:21 127.0.0.2:21 127.0.0.2:21 127.0.0.2:21 127.0.0.1:21)
+	check "$b: a limit of burst 2 per address: 2 pass each, then the drop rule ($r)" \
+		test "$r" = ppdppdd
+	r=$(sends 127.0.0.1:22 127.0.0.1:22 127.0.0.1:22 127.0.0.2:22)
+	check "$b: a quota over 60 bytes per address: the third datagram of 30 bytes is past it ($r)" \
+		test "$r" = ppdp
+	r=$(sends 127.0.0.3:23 127.0.0.3:23)
+	check "$b: the named meters list their addresses ($(elems met))" \
+		test "$(elems met)" = "127.0.0.1 127.0.0.2 127.0.0.3"
+	"$CGFW" delete met
+done
+sed 's/udp dport 22 update @q { ip daddr quota over 60 bytes } drop/&\n\t\tudp dport 24 update @q { ip daddr quota over 90 bytes } drop/' \
+	"$work/meter.nft" > "$work/meter2.nft"
+check "bpf: a set that two rules meter with different statements is refused at the second" \
+	bash -c "! '$CGFW' apply -b bpf '$work/meter2.nft' 2> '$work/meter2.err' &&
+		 grep -q 'meter2.nft:15:[0-9-]*: Error: the bpf backend cannot do this: set q is a meter of another statement' '$work/meter2.err'"
 "$CGFW" flush
 exit $fail

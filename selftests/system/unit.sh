@@ -177,13 +177,15 @@ done
 # linker's cache, pins, nf_tables tables, processes
 snap() {
 	find /usr/local /etc \( -path /usr/local/cuda\* -prune \) -o \
-		-printf '%p %y %m %s\n' 2>/dev/null | grep -v '^/etc/ld.so.cache ' | sort
+		\( -type f -printf '%p f %m %s\n' \) -o -printf '%p %y %m\n' \
+		2>/dev/null | grep -v '^/etc/ld.so.cache ' | sort
 	md5sum /etc/ld.so.cache
-	systemctl list-unit-files 'cgfw*' --no-legend 2>/dev/null
+	systemctl list-unit-files cgfw.service --no-legend 2>/dev/null
 	ls -R /sys/fs/bpf
 	nft list tables
 	pgrep -a cgfw
 }
+ldconfig	# the linker's cache as this root's libraries make it
 before=$(snap)
 check "make install" make -s -C "$top" BUILD="$BUILD" install
 check "make install puts cgfw, the unit and the example in place" \
@@ -200,11 +202,11 @@ check "its status says so" \
 check "make uninstall PURGE=1" make -s -C "$top" BUILD="$BUILD" uninstall PURGE=1
 systemctl stop web-demo
 check "after make uninstall PURGE=1, cgfw.service is neither running nor known" \
-	bash -c "! systemctl is-active --quiet cgfw && [ -z \"\$(systemctl list-unit-files 'cgfw*' --no-legend)\" ]"
+	bash -c "! systemctl is-active --quiet cgfw && [ -z \"\$(systemctl list-unit-files cgfw.service --no-legend)\" ]"
 after=$(snap)
 left=$(diff <(echo "$before") <(echo "$after") | grep '^[<>]')
 check "and the machine is as it was, but for the administrator's rules (/etc/cgfw/web.nft)" \
-	test "$left" = "> /etc/cgfw d 700 $(stat -c %s /etc/cgfw 2>/dev/null)
+	test "$left" = "> /etc/cgfw d 700
 > /etc/cgfw/web.nft f 600 $(stat -c %s /etc/cgfw/web.nft 2>/dev/null)"
 [ -n "$left" ] && printf '# left: %s\n' "$left"
 for d in /etc /usr/local/share/man /usr/local/include /usr/local/lib \

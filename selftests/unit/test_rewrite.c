@@ -156,7 +156,7 @@ static const struct bad bad_inputs[] = {
 	  "t.nft:3:34-35:", "quoted string" },
 	{ "table cgroup t {\n chain c {\n  type filter hook egress cgroup \"x priority 0;\n }\n}\n",
 	  "t.nft:3:34:", "unterminated string" },
-	{ "include \"other.nft\"\n", "t.nft:1:1-7:", "an include the front end did not expand" },
+	{ "include \"other.nft\"\n", "t.nft:1:1-7:", "'include' is not taken here" },
 	{ "# nothing but a comment\n", "t.nft: Error:", "no table in the input" },
 	{ "add rule ip t c drop\n", "t.nft:1:10-11:", "cgroup family only" },
 };

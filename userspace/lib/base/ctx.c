@@ -195,6 +195,32 @@ void cgfw_src_release(struct cgfw_source *src)
 	memset(src, 0, sizeof(*src));
 }
 
+/* Text only: no NUL bytes or other control characters. */
+int cgfw_src_check_text(struct cgfw_ctx *ctx, const struct cgfw_source *src)
+{
+	struct cgfw_loc loc = { 1, 1, 1 };
+	size_t i;
+
+	for (i = 0; i < src->len; i++) {
+		unsigned char c = src->text[i];
+
+		if (c == '\n') {
+			loc.line++;
+			loc.col = 1;
+			continue;
+		}
+		if ((c < 0x20 && c != '\t' && c != '\r') || c == 0x7f) {
+			loc.col_end = loc.col;
+			cgfw_err_at(ctx, src, &loc,
+				    "the input is not text (byte 0x%02x at offset %zu); give cgfw a file of nft rules",
+				    c, i);
+			return -EINVAL;
+		}
+		loc.col++;
+	}
+	return 0;
+}
+
 void cgfw_err_at(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 		 const struct cgfw_loc *loc, const char *fmt, ...)
 {

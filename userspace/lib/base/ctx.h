@@ -88,6 +88,8 @@ const char *cgfw_src_where(const struct cgfw_source *src, unsigned int line,
 const char *cgfw_src_lines(const struct cgfw_source *src, unsigned int first,
 			   unsigned int last, char *buf, size_t size);
 void cgfw_src_release(struct cgfw_source *src);
+/* Text only: no NUL bytes or other control characters; else -EINVAL. */
+int cgfw_src_check_text(struct cgfw_ctx *ctx, const struct cgfw_source *src);
 const char *cgfw_src_line(const struct cgfw_source *src, unsigned int line,
 			  size_t *len);
 

@@ -47,19 +47,38 @@ int cgfw_bpf_name_ok(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 	return 0;
 }
 
-/* The table's BTF in the kernel, for a limit's state; its fd. */
+/*
+ * The table's BTF in the kernel, for a limit's state; its fd. A meter's
+ * hash map (codegen.h) keys its limits by the set's key: an array of its
+ * bytes, its type in @keys[map].
+ */
 static int load_btf(struct cgfw_ctx *ctx, const struct bpf_table *bt,
-		    uint32_t *key, uint32_t *value)
+		    uint32_t *key, uint32_t *value, uint32_t *keys)
 {
 	LIBBPF_OPTS(bpf_btf_load_opts, o);
 	struct btf *btf = cgfw_bpf_btf(bt, 1, key, value, NULL);
 	const void *raw;
 	uint32_t len;
+	size_t i;
 	char *log;
-	int fd;
+	int fd, u8 = -1, id;
 
 	if (!btf)
 		return -ENOMEM;
+	for (i = 0; i < bt->n_maps; i++) {
+		if (!bt->maps[i].spin_lock ||
+		    bt->maps[i].type != BPF_MAP_TYPE_HASH)
+			continue;
+		if (u8 < 0)
+			u8 = btf__add_int(btf, "unsigned char", 1, 0);
+		id = u8 < 0 ? u8 : btf__add_array(btf, *key, u8,
+						   bt->maps[i].key_size);
+		if (id < 0) {
+			btf__free(btf);
+			return -ENOMEM;
+		}
+		keys[i] = id;
+	}
 	raw = btf__raw_data(btf, &len);
 	fd = raw ? bpf_btf_load(raw, len, &o) : -ENOMEM;
 	if (fd < 0 && fd != -ENOMEM) {
@@ -135,7 +154,7 @@ static int fill_map(const struct bpf_map_spec *m)
 static int create_maps(struct cgfw_ctx *ctx, struct bpf_table *bt,
 		       size_t *failed)
 {
-	uint32_t key_id = 0, value_id = 0;
+	uint32_t key_id = 0, value_id = 0, *keys = NULL;
 	struct bpf_map_spec *m;
 	int btf_fd = -1, ret = 0;
 	size_t i;
@@ -148,14 +167,18 @@ static int create_maps(struct cgfw_ctx *ctx, struct bpf_table *bt,
 			continue;
 		o.map_flags = m->flags;
 		if (m->spin_lock) {
-			if (btf_fd < 0)
-				btf_fd = load_btf(ctx, bt, &key_id, &value_id);
+			if (btf_fd < 0) {
+				keys = calloc(bt->n_maps, sizeof(*keys));
+				btf_fd = keys ? load_btf(ctx, bt, &key_id,
+							 &value_id, keys) :
+						-ENOMEM;
+			}
 			if (btf_fd < 0) {
 				ret = btf_fd;
 				break;
 			}
 			o.btf_fd = btf_fd;
-			o.btf_key_type_id = key_id;
+			o.btf_key_type_id = keys[i] ? : key_id;
 			o.btf_value_type_id = value_id;
 		}
 		m->fd = bpf_map_create(m->type, m->name, m->key_size,
@@ -176,6 +199,7 @@ static int create_maps(struct cgfw_ctx *ctx, struct bpf_table *bt,
 	}
 	if (btf_fd >= 0)
 		close(btf_fd);	/* the maps hold their own reference */
+	free(keys);
 	return ret;
 }
 

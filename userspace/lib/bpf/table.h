@@ -46,6 +46,7 @@ struct bpf_map_spec {
 	uint32_t cap_elems;		/* room for, where a set fills it */
 	bool inline_only;		/* compiled as comparisons: no map */
 	bool spin_lock;			/* values start with a bpf_spin_lock */
+	struct nftnl_expr *meter;	/* a meter's statement (codegen.h) */
 	bool desc;			/* the description (bpf/desc.h) */
 	/*
 	 * an array of one element that the programs read in place

@@ -170,6 +170,8 @@ static int update_map(struct cgfw_ctx *ctx, struct upd_cmds *u,
 		     info.key_size != m.key_size ||
 		     info.value_size != m.value_size)) {
 		cgfw_err_at(ctx, &u->src, s->loc,
+			    info.value_size > m.value_size && m.value_size == 1 ?
+			    "set '%s' of table '%s' is a meter: each element holds the state its rule gives it, and the rule adds them" :
 			    "the map of set '%s' does not fit these elements; apply table '%s' again",
 			    s->set, s->table);
 		ret = -EINVAL;

@@ -171,7 +171,9 @@ static int include_one(struct expander *x, const struct cgfw_source *src,
 	inc.name = (char *)name;
 	inc.text = sb.buf ? sb.buf : (char *)"";
 	inc.len = sb.len;
-	if (name)
+	if (name && cgfw_src_check_text(x->ctx, &inc))
+		x->err = -EINVAL;
+	else if (name)
 		expand(x, &inc, name, depth + 1);
 	cgfw_sb_release(&sb);
 	return x->err;
@@ -192,7 +194,7 @@ static int include_pattern(struct expander *x, const struct cgfw_source *src,
 	size_t i, len;
 	int ret;
 
-	if (depth >= INCLUDE_DEPTH_MAX) {
+	if (depth + 1 >= INCLUDE_DEPTH_MAX) {	/* the first file is 1 */
 		fail(x, src, loc, -ELOOP, "Include nested too deeply, max %u levels",
 		     INCLUDE_DEPTH_MAX);
 		return x->err;
@@ -251,7 +253,7 @@ static int scan_line(struct expander *x, const struct cgfw_source *src,
 		     unsigned int line, struct line_scan *ls)
 {
 	char *p = ls->copy, *end = ls->copy + ls->len, *q;
-	struct cgfw_loc loc;
+	struct cgfw_loc loc, *locs;
 	bool start = true;
 	char **names;
 
@@ -277,11 +279,13 @@ static int scan_line(struct expander *x, const struct cgfw_source *src,
 			names = realloc(ls->names, (ls->n + 1) * sizeof(*names));
 			if (names)
 				ls->names = names;
-			ls->locs = realloc(ls->locs, (ls->n + 1) * sizeof(loc));
-			if (!names || !ls->locs) {
+			locs = names ? realloc(ls->locs, (ls->n + 1) * sizeof(loc)) :
+				       NULL;
+			if (!locs) {
 				x->err = -ENOMEM;
 				break;
 			}
+			ls->locs = locs;
 			p = strchr(p, '"') + 1;
 			ls->names[ls->n] = strndup(p, q - p);
 			ls->locs[ls->n++] = loc;
@@ -339,11 +343,13 @@ static int expand(struct expander *x, const struct cgfw_source *src,
 			nl = end;
 		memset(&ls, 0, sizeof(ls));
 		ls.len = nl - p;
-		ls.copy = strndup(p, ls.len);
+		ls.copy = malloc(ls.len + 1);
 		if (!ls.copy) {
 			x->err = -ENOMEM;
 			break;
 		}
+		memcpy(ls.copy, p, ls.len);
+		ls.copy[ls.len] = '\0';
 		if (!memmem(p, ls.len, "include", 7) ||
 		    !scan_line(x, src, line, &ls)) {
 			cgfw_sb_addn(&x->out, ls.copy, ls.len);

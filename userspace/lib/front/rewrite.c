@@ -776,7 +776,7 @@ static void parse_top(struct lexer *lx)
 		}
 		if (tok_is(lx, &t, "include")) {
 			lex_error(lx, &t.loc,
-				  "an include the front end did not expand (cgfw_include_expand() comes before the rewrite)");
+				  "'include' is not taken here: cgfw update reads its commands from one file");
 			skip_statement(lx);
 			continue;
 		}

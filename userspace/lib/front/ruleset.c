@@ -35,32 +35,6 @@ CGFW_API void cgfw_ruleset__free(struct cgfw_ruleset *rs)
 	free(rs);
 }
 
-/* Text only: no NUL bytes or other control characters. */
-static int check_text(struct cgfw_ctx *ctx, const struct cgfw_source *src)
-{
-	struct cgfw_loc loc = { 1, 1, 1 };
-	size_t i;
-
-	for (i = 0; i < src->len; i++) {
-		unsigned char c = src->text[i];
-
-		if (c == '\n') {
-			loc.line++;
-			loc.col = 1;
-			continue;
-		}
-		if ((c < 0x20 && c != '\t' && c != '\r') || c == 0x7f) {
-			loc.col_end = loc.col;
-			cgfw_err_at(ctx, src, &loc,
-				    "the input is not text (byte 0x%02x at offset %zu); give cgfw a file of nft rules",
-				    c, i);
-			return -EINVAL;
-		}
-		loc.col++;
-	}
-	return 0;
-}
-
 /* Give each chain of @t its binding and its rules their source places. */
 static int bind_table(struct cgfw_ctx *ctx, struct cgfw_ruleset *rs,
 		      struct ir_table *t, const struct rw_result *rw,
@@ -122,10 +96,8 @@ static int compile(struct cgfw_ctx *ctx, struct cgfw_ruleset *rs,
 			    "the input is empty; write 'table cgroup NAME { ... }' (see cgfw(8))");
 		return -EINVAL;
 	}
-	ret = cgfw_include_expand(ctx, &rs->src, CGFW_MAX_INPUT);
-	if (ret)
-		return ret;
-	ret = check_text(ctx, &rs->src);
+	ret = cgfw_src_check_text(ctx, &rs->src);
+	ret = ret ? : cgfw_include_expand(ctx, &rs->src, CGFW_MAX_INPUT);
 	if (ret)
 		return ret;
 	ret = cgfw_rewrite(ctx, &rs->src, &rw);

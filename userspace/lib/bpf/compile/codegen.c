@@ -271,6 +271,19 @@ uint32_t cgfw_cg_state_slot(struct cg *g, struct bpf_state *st,
  * consumed > N (nft_overquota()). "over" matches past it, the plain form
  * until then.
  */
+/* The quota whose bytes used r0 points to: @brk unless it matches. */
+static void quota_run(struct cg *g, uint64_t quota, bool over, int brk)
+{
+	E(I_LDX(BPF_W, BPF_REG_2, R_CTX, offsetof(struct __sk_buff, len)));
+	E(I_MOV64_REG(BPF_REG_1, BPF_REG_2));
+	E(((struct bpf_insn){ .code = BPF_STX | BPF_DW | BPF_ATOMIC,
+	   .dst_reg = BPF_REG_0, .src_reg = BPF_REG_1,
+	   .imm = BPF_ADD | BPF_FETCH }));
+	E(I_ALU64_REG(BPF_ADD, BPF_REG_1, BPF_REG_2));	/* the new total */
+	/* no match: not past the quota for "over", past it otherwise */
+	jmp_u64(g, over ? BPF_JLE : BPF_JGT, BPF_REG_1, quota, brk);
+}
+
 static void gen_quota_state(struct cg *g, const void *key, uint64_t quota,
 			    uint64_t used, bool over, int brk)
 {
@@ -282,14 +295,7 @@ static void gen_quota_state(struct cg *g, const void *key, uint64_t quota,
 	E(I_ST(BPF_W, BPF_REG_10, STK_SCRATCH, slot));
 	cgfw_cg_map_lookup(g, g->bt->quotas.map, STK_SCRATCH);
 	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, brk);
-	E(I_LDX(BPF_W, BPF_REG_2, R_CTX, offsetof(struct __sk_buff, len)));
-	E(I_MOV64_REG(BPF_REG_1, BPF_REG_2));
-	E(((struct bpf_insn){ .code = BPF_STX | BPF_DW | BPF_ATOMIC,
-	   .dst_reg = BPF_REG_0, .src_reg = BPF_REG_1,
-	   .imm = BPF_ADD | BPF_FETCH }));
-	E(I_ALU64_REG(BPF_ADD, BPF_REG_1, BPF_REG_2));	/* the new total */
-	/* no match: not past the quota for "over", past it otherwise */
-	jmp_u64(g, over ? BPF_JLE : BPF_JGT, BPF_REG_1, quota, brk);
+	quota_run(g, quota, over, brk);
 }
 
 static void gen_quota(struct cg *g, struct nftnl_expr *e, int brk)
@@ -329,30 +335,19 @@ static int limit_bucket(const struct limit_args *a, uint64_t *max,
 	return 0;
 }
 
-static void gen_limit_state(struct cg *g, const void *key,
-			    const struct limit_args *a, int brk)
+/*
+ * The bucket of limit @a, whose state r0 points to, the clock read into
+ * fp+S+48 (no calls while the lock is held): no match (@brk) when there
+ * are too few tokens, or for "over" enough.
+ */
+static void limit_run(struct cg *g, const struct limit_args *a, uint64_t max,
+		      uint64_t cost, int brk)
 {
-	uint64_t nsecs = a->unit * 1000000000ULL, rate = a->rate, max, cost;
+	uint64_t nsecs = a->unit * 1000000000ULL, rate = a->rate;
 	int S = STK_SCRATCH, ok = cgfw_em_label(g->em), done = cgfw_em_label(g->em);
 	int fresh = cgfw_em_label(g->em), capped = cgfw_em_label(g->em);
 	bool pkts = a->pkts, invert = a->invert;
-	struct limit_state init;
-	uint32_t slot;
 
-	if (limit_bucket(a, &max, &cost, &init)) {
-		cgfw_cg_refuse(g, "limit with a rate of 0");
-		return;
-	}
-	slot = cgfw_cg_state_slot(g, &g->bt->limits, key, "cgfw_limit", &init,
-				  sizeof(init), true);
-	if (g->err)
-		return;
-
-	E(I_CALL(BPF_FUNC_ktime_get_ns));
-	E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_0, S + 48));	/* now */
-	E(I_ST(BPF_W, BPF_REG_10, S, slot));
-	cgfw_cg_map_lookup(g, g->bt->limits.map, S);
-	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, brk);
 	E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_0, S + 56));	/* the state */
 	E(I_MOV64_REG(BPF_REG_1, BPF_REG_0));
 	E(I_CALL(BPF_FUNC_spin_lock));
@@ -395,6 +390,29 @@ static void gen_limit_state(struct cg *g, const void *key,
 	E(I_CALL(BPF_FUNC_spin_unlock));
 	E(I_LDX(BPF_DW, BPF_REG_1, BPF_REG_10, S + 48));
 	cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_1, 0, brk);
+}
+
+static void gen_limit_state(struct cg *g, const void *key,
+			    const struct limit_args *a, int brk)
+{
+	struct limit_state init;
+	uint64_t max, cost;
+	uint32_t slot;
+
+	if (limit_bucket(a, &max, &cost, &init)) {
+		cgfw_cg_refuse(g, "limit with a rate of 0");
+		return;
+	}
+	slot = cgfw_cg_state_slot(g, &g->bt->limits, key, "cgfw_limit", &init,
+				  sizeof(init), true);
+	if (g->err)
+		return;
+	E(I_CALL(BPF_FUNC_ktime_get_ns));
+	E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_0, STK_SCRATCH + 48));	/* now */
+	E(I_ST(BPF_W, BPF_REG_10, STK_SCRATCH, slot));
+	cgfw_cg_map_lookup(g, g->bt->limits.map, STK_SCRATCH);
+	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, brk);
+	limit_run(g, a, max, cost, brk);
 }
 
 static void gen_limit(struct cg *g, struct nftnl_expr *e, int brk)
@@ -492,14 +510,9 @@ int cgfw_bpf_obj_slots(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 	return g.err;
 }
 
-/* counter name "NAME": packets and bytes, shared by every CPU (atomic) */
-static void gen_counter_obj(struct cg *g, uint32_t slot)
+/* The packets and bytes r0 points to, counted by every CPU (atomic) */
+static void counter_run(struct cg *g)
 {
-	int skip = cgfw_em_label(g->em);
-
-	E(I_ST(BPF_W, BPF_REG_10, STK_SCRATCH, slot));
-	cgfw_cg_map_lookup(g, g->bt->counter_objs.map, STK_SCRATCH);
-	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, skip);
 	E(I_MOV64_IMM(BPF_REG_1, 1));
 	E(((struct bpf_insn){ .code = BPF_STX | BPF_DW | BPF_ATOMIC,
 	   .dst_reg = BPF_REG_0, .src_reg = BPF_REG_1, .imm = BPF_ADD }));
@@ -507,7 +520,168 @@ static void gen_counter_obj(struct cg *g, uint32_t slot)
 	E(((struct bpf_insn){ .code = BPF_STX | BPF_DW | BPF_ATOMIC,
 	   .dst_reg = BPF_REG_0, .src_reg = BPF_REG_1, .off = 8,
 	   .imm = BPF_ADD }));
+}
+
+/* counter name "NAME": its packets and bytes, one for the table */
+static void gen_counter_obj(struct cg *g, uint32_t slot)
+{
+	int skip = cgfw_em_label(g->em);
+
+	E(I_ST(BPF_W, BPF_REG_10, STK_SCRATCH, slot));
+	cgfw_cg_map_lookup(g, g->bt->counter_objs.map, STK_SCRATCH);
+	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, skip);
+	counter_run(g);
 	cgfw_em_bind(g->em, skip);
+}
+
+/* ---- meters ---- */
+
+static int one_stmt(struct nftnl_expr *e, void *data)
+{
+	struct nftnl_expr **out = data;
+
+	if (*out)
+		return -1;
+	*out = e;
+	return 0;
+}
+
+struct nftnl_expr *cgfw_bpf_dynset_stmt(const struct nftnl_expr *dynset,
+					 bool *several)
+{
+	struct nftnl_expr *stmt = NULL;
+
+	*several = nftnl_expr_expr_foreach(dynset, one_stmt, &stmt) < 0;
+	return stmt;
+}
+
+static struct limit_args stmt_limit(struct nftnl_expr *e)
+{
+	return (struct limit_args){
+		.rate = nftnl_expr_get_u64(e, NFTNL_EXPR_LIMIT_RATE),
+		.unit = nftnl_expr_get_u64(e, NFTNL_EXPR_LIMIT_UNIT),
+		.burst = nftnl_expr_get_u32(e, NFTNL_EXPR_LIMIT_BURST),
+		.pkts = nftnl_expr_get_u32(e, NFTNL_EXPR_LIMIT_TYPE) ==
+			NFT_LIMIT_PKTS,
+		.invert = nftnl_expr_get_u32(e, NFTNL_EXPR_LIMIT_FLAGS) &
+			  NFT_LIMIT_F_INV,
+	};
+}
+
+int cgfw_bpf_meter_state(struct nftnl_expr *stmt, uint64_t *init,
+			 uint32_t *size, bool *spin_lock)
+{
+	const char *name = nftnl_expr_get_str(stmt, NFTNL_EXPR_NAME);
+	struct limit_state ls;
+	struct limit_args a;
+	uint64_t max, cost;
+
+	memset(init, 0, CGFW_METER_STATE_MAX);
+	*spin_lock = false;
+	if (!strcmp(name, "counter")) {
+		*size = 16;
+	} else if (!strcmp(name, "quota")) {
+		*size = 8;
+	} else if (!strcmp(name, "limit")) {
+		a = stmt_limit(stmt);
+		if (limit_bucket(&a, &max, &cost, &ls))
+			return -EINVAL;
+		memcpy(init, &ls, sizeof(ls));
+		*size = sizeof(ls);
+		*spin_lock = true;
+	} else {
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+/* The same statement: a meter's elements get the first rule's state. */
+static bool same_stmt(struct nftnl_expr *a, struct nftnl_expr *b)
+{
+	static const uint16_t attrs64[] = {
+		NFTNL_EXPR_LIMIT_RATE, NFTNL_EXPR_LIMIT_UNIT,
+	}, attrs32[] = {
+		NFTNL_EXPR_LIMIT_BURST, NFTNL_EXPR_LIMIT_TYPE,
+		NFTNL_EXPR_LIMIT_FLAGS,
+	};
+	const char *name = nftnl_expr_get_str(a, NFTNL_EXPR_NAME);
+	size_t i;
+
+	if (a == b)
+		return true;
+	if (strcmp(name, nftnl_expr_get_str(b, NFTNL_EXPR_NAME)))
+		return false;
+	if (!strcmp(name, "quota"))
+		return nftnl_expr_get_u64(a, NFTNL_EXPR_QUOTA_BYTES) ==
+		       nftnl_expr_get_u64(b, NFTNL_EXPR_QUOTA_BYTES) &&
+		       nftnl_expr_get_u32(a, NFTNL_EXPR_QUOTA_FLAGS) ==
+		       nftnl_expr_get_u32(b, NFTNL_EXPR_QUOTA_FLAGS);
+	if (!strcmp(name, "limit")) {
+		for (i = 0; i < ARRAY_SIZE(attrs64); i++)
+			if (nftnl_expr_get_u64(a, attrs64[i]) !=
+			    nftnl_expr_get_u64(b, attrs64[i]))
+				return false;
+		for (i = 0; i < ARRAY_SIZE(attrs32); i++)
+			if (nftnl_expr_get_u32(a, attrs32[i]) !=
+			    nftnl_expr_get_u32(b, attrs32[i]))
+				return false;
+	}
+	return true;
+}
+
+/*
+ * add or update @set { KEY STATEMENT }: the element made if new (the
+ * statement's first state; a full set does not match, as nft), then the
+ * statement run on the element's own state.
+ */
+static void gen_meter(struct cg *g, size_t idx, int key,
+		      struct nftnl_expr *stmt, int brk)
+{
+	const char *name = nftnl_expr_get_str(stmt, NFTNL_EXPR_NAME);
+	uint64_t init[CGFW_METER_STATE_MAX / 8], max, cost;
+	int have = cgfw_em_label(g->em), S = STK_SCRATCH;
+	struct limit_state ls;
+	struct limit_args a;
+	uint32_t size, i;
+	bool lock;
+
+	if (cgfw_bpf_meter_state(stmt, init, &size, &lock)) {
+		cgfw_cg_refuse(g, "a meter of '%s' statements (counter, quota and limit are compiled)",
+			       name);
+		return;
+	}
+	cgfw_cg_map_lookup(g, idx, key);
+	cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, have);
+	for (i = 0; i < size / 8; i++) {
+		cgfw_em_ld_imm64(g->em, BPF_REG_1, 0, init[i]);
+		E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_1, S + 8 * i));
+	}
+	cgfw_em_ld_imm64(g->em, BPF_REG_1, BPF_PSEUDO_MAP_FD,
+			 MAP_IDX_BIAS + idx);
+	E(I_MOV64_REG(BPF_REG_2, BPF_REG_10));
+	E(I_ALU64_IMM(BPF_ADD, BPF_REG_2, key));
+	E(I_MOV64_REG(BPF_REG_3, BPF_REG_10));
+	E(I_ALU64_IMM(BPF_ADD, BPF_REG_3, S));
+	E(I_MOV64_IMM(BPF_REG_4, BPF_NOEXIST));	/* another CPU may be first */
+	E(I_CALL(BPF_FUNC_map_update_elem));
+	cgfw_cg_map_lookup(g, idx, key);
+	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, brk);
+	cgfw_em_bind(g->em, have);
+	if (!strcmp(name, "counter")) {
+		counter_run(g);
+	} else if (!strcmp(name, "quota")) {
+		quota_run(g, nftnl_expr_get_u64(stmt, NFTNL_EXPR_QUOTA_BYTES),
+			  nftnl_expr_get_u32(stmt, NFTNL_EXPR_QUOTA_FLAGS) &
+			  NFT_QUOTA_F_INV, brk);
+	} else {
+		a = stmt_limit(stmt);
+		limit_bucket(&a, &max, &cost, &ls);
+		E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_0, S + 56));
+		E(I_CALL(BPF_FUNC_ktime_get_ns));
+		E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_0, S + 48));	/* now */
+		E(I_LDX(BPF_DW, BPF_REG_0, BPF_REG_10, S + 56));
+		limit_run(g, &a, max, cost, brk);
+	}
 }
 
 /* counter, quota or limit name "NAME": the object's state, one for all */
@@ -1934,6 +2108,8 @@ static void gen_dynset(struct cg *g, struct nftnl_expr *e, int brk)
 	uint32_t op = nftnl_expr_get_u32(e, NFTNL_EXPR_DYNSET_OP);
 	size_t idx = set_map_index(g, name);
 	const struct bpf_map_spec *m;
+	struct nftnl_expr *stmt;
+	bool several;
 	int key;
 
 	if (idx == SIZE_MAX) {
@@ -1941,15 +2117,21 @@ static void gen_dynset(struct cg *g, struct nftnl_expr *e, int brk)
 		return;
 	}
 	m = &g->bt->maps[idx];
+	stmt = cgfw_bpf_dynset_stmt(e, &several);
 	if (nftnl_expr_is_set(e, NFTNL_EXPR_DYNSET_SREG_DATA) ||
 	    (nftnl_expr_is_set(e, NFTNL_EXPR_DYNSET_TIMEOUT) &&
 	     nftnl_expr_get_u64(e, NFTNL_EXPR_DYNSET_TIMEOUT)) ||
-	    nftnl_expr_is_set(e, NFTNL_EXPR_DYNSET_EXPR) ||
+	    several ||
 	    (nftnl_expr_is_set(e, NFTNL_EXPR_DYNSET_FLAGS) &&
 	     nftnl_expr_get_u32(e, NFTNL_EXPR_DYNSET_FLAGS)) ||
 	    m->type != BPF_MAP_TYPE_HASH || m->inline_only) {
-		cgfw_cg_refuse(g, "%s @%s with a map, a timeout or statements (meters)",
+		cgfw_cg_refuse(g, "%s @%s with a map, a timeout or more than one statement",
 			       op == NFT_DYNSET_OP_DELETE ? "delete" : "add",
+			       name);
+		return;
+	}
+	if (stmt && (!m->meter || !same_stmt(stmt, m->meter))) {
+		cgfw_cg_refuse(g, "set %s is a meter of another statement in another rule (its elements would differ from nft's)",
 			       name);
 		return;
 	}
@@ -1963,6 +2145,10 @@ static void gen_dynset(struct cg *g, struct nftnl_expr *e, int brk)
 	E(I_ALU64_IMM(BPF_ADD, BPF_REG_2, key));
 	if (op == NFT_DYNSET_OP_DELETE) {
 		E(I_CALL(BPF_FUNC_map_delete_elem));
+		return;
+	}
+	if (stmt) {
+		gen_meter(g, idx, key, stmt, brk);
 		return;
 	}
 	/* a set's value is one byte, 0 (maps.c) */

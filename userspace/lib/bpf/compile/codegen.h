@@ -121,6 +121,21 @@ struct limit_args {
 	bool pkts, invert;
 };
 
+/* The statement of add or update @set { KEY STATEMENT }, or NULL. */
+struct nftnl_expr *cgfw_bpf_dynset_stmt(const struct nftnl_expr *dynset,
+					 bool *several);
+/*
+ * A meter: a set whose elements each carry the state of the statement
+ * the rules update them with (update @s { ip saddr limit rate 10/second }):
+ * a counter's packets and bytes, a quota's bytes, a limit's bucket, as
+ * the element's value, fresh with each new element. Its size, first
+ * value (CGFW_METER_STATE_MAX bytes at most) and whether it has a lock;
+ * -EOPNOTSUPP for other statements.
+ */
+#define CGFW_METER_STATE_MAX 24
+int cgfw_bpf_meter_state(struct nftnl_expr *stmt, uint64_t *init,
+			 uint32_t *size, bool *spin_lock);
+
 /*
  * The state of every named counter, quota and limit of @bt's table, made
  * before its programs are (listed when no rule uses them); other kinds of

@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <libnftnl/expr.h>
+#include <libnftnl/rule.h>
 #include <libnftnl/set.h>
 #include <linux/netfilter/nf_tables.h>
 
@@ -267,6 +269,7 @@ int cgfw_bpf_set_spec(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 			 strerror(-ret));
 	/* a few exact keys, fixed: comparisons beat a lookup, and no map */
 	m->inline_only = set->anonymous && !is_map && !ret &&
+			 !(flags & NFT_SET_EVAL) &&	/* a meter's, dynamic */
 			 m->type == BPF_MAP_TYPE_HASH &&
 			 m->n_elems <= INLINE_SET_MAX;
 	m->max_entries = m->n_elems + (set->anonymous ? 0 : SET_HEADROOM);
@@ -359,6 +362,64 @@ void cgfw_bpf_table_release(struct bpf_table *bt)
 	memset(bt, 0, sizeof(*bt));
 }
 
+struct meter_find {
+	struct bpf_table *bt;
+	int err;
+};
+
+/* A dynset with a statement: its set's map holds the statement's state. */
+static int meter_of(struct nftnl_expr *e, void *data)
+{
+	struct meter_find *f = data;
+	uint64_t init[CGFW_METER_STATE_MAX / 8];
+	struct nftnl_expr *stmt;
+	struct bpf_map_spec *m;
+	const char *set;
+	uint32_t size, i, k;
+	bool several, lock;
+	void *v;
+
+	if (strcmp(nftnl_expr_get_str(e, NFTNL_EXPR_NAME), "dynset"))
+		return 0;
+	stmt = cgfw_bpf_dynset_stmt(e, &several);
+	if (!stmt || several || cgfw_bpf_meter_state(stmt, init, &size, &lock))
+		return 0;	/* refused where the rule is compiled */
+	set = nftnl_expr_get_str(e, NFTNL_EXPR_DYNSET_SET_NAME);
+	for (i = 0; i < f->bt->n_maps; i++) {
+		m = &f->bt->maps[i];
+		if (!m->set || m->meter || m->type != BPF_MAP_TYPE_HASH ||
+		    strcmp(nftnl_set_get_str(m->set->nl, NFTNL_SET_NAME), set))
+			continue;
+		v = realloc(m->values, (size_t)(m->n_elems ? : 1) * size);
+		if (!v) {
+			f->err = -ENOMEM;
+			return -1;
+		}
+		m->values = v;
+		for (k = 0; k < m->n_elems; k++)
+			memcpy((uint8_t *)v + (size_t)k * size, init, size);
+		m->value_size = size;
+		m->spin_lock = lock;
+		m->meter = stmt;
+		break;
+	}
+	return 0;
+}
+
+/* The sets that are meters (codegen.h): their maps hold the state. */
+static int meter_maps(struct bpf_table *bt)
+{
+	struct meter_find f = { .bt = bt };
+	const struct ir_chain *c;
+	const struct ir_rule *r;
+
+	list_for_each_entry(c, &bt->table->chains, list)
+		list_for_each_entry(r, &c->rules, list)
+			if (nftnl_expr_foreach(r->nl, meter_of, &f) < 0)
+				return f.err;
+	return 0;
+}
+
 /* @t compiled; program k rule by rule where @no_cls[k] (k < @n) */
 static int compile_table(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 			 const struct ir_table *t, struct bpf_table *bt,
@@ -382,7 +443,8 @@ static int compile_table(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 		if (ret)
 			goto err;
 	}
-	ret = cgfw_bpf_obj_slots(ctx, rs, bt);
+	ret = meter_maps(bt);
+	ret = ret ? : cgfw_bpf_obj_slots(ctx, rs, bt);
 	if (ret)
 		goto err;
 	list_for_each_entry(c, &t->chains, list) {

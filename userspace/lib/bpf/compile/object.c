@@ -100,7 +100,7 @@ static int map_def(struct btf *btf, int int_id, uint32_t limit_key,
 {
 	const char *fields[5] = { "type", "max_entries", "map_flags" };
 	uint32_t v[] = { m->type, m->max_entries, m->flags };
-	int s, i, p[5], n = 3;
+	int s, i, p[5], n = 3, key, u8;
 
 	/* the member types first: a struct's fields must follow it */
 	for (i = 0; i < n; i++) {
@@ -110,7 +110,15 @@ static int map_def(struct btf *btf, int int_id, uint32_t limit_key,
 	}
 	if (m->spin_lock) {
 		fields[n] = "key";
-		p[n++] = btf__add_ptr(btf, limit_key);
+		key = limit_key;
+		if (m->type == BPF_MAP_TYPE_HASH) {	/* a meter: the set's key */
+			u8 = btf__add_int(btf, "unsigned char", 1, 0);
+			key = u8 < 0 ? u8 : btf__add_array(btf, int_id, u8,
+							  m->key_size);
+			if (key < 0)
+				return key;
+		}
+		p[n++] = btf__add_ptr(btf, key);
 		fields[n] = "value";
 		p[n++] = btf__add_ptr(btf, limit_value);
 	} else {
