@@ -244,7 +244,9 @@ $(TRAFFIC): tools/traffic.c $(PROBE_H)
 	$(Q)$(CC) $(ALL_CFLAGS) -I$(TEST_LIB) -o $@ $< $(LDFLAGS)
 
 install: $(CGFW_INSTALL) $(LIB_SO) $(LIB_A) docs
-	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(LIBDIR) \
+	@# mkdir, not install -d: a directory that is there keeps its mode
+	@# (Debian's /usr/local/sbin is 2775 root:staff)
+	mkdir -p $(DESTDIR)$(SBINDIR) $(DESTDIR)$(LIBDIR) \
 		$(DESTDIR)$(INCLUDEDIR)/cgfw $(DESTDIR)$(PKGCONFIGDIR)
 	install -m 755 $(CGFW_INSTALL) $(DESTDIR)$(SBINDIR)/cgfw
 	install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
@@ -258,9 +260,9 @@ install: $(CGFW_INSTALL) $(LIB_SO) $(LIB_A) docs
 		-e 's|@PKGS@|$(PKGS)|' userspace/lib/libcgfw.pc.in \
 		> $(DESTDIR)$(PKGCONFIGDIR)/libcgfw.pc
 	if [ -f $(BUILD)/docs/cgfw.8 ]; then \
-		install -d $(DESTDIR)$(MANDIR)/man8 && \
+		mkdir -p $(DESTDIR)$(MANDIR)/man8 && \
 		install -m 644 $(BUILD)/docs/cgfw.8 $(DESTDIR)$(MANDIR)/man8/; fi
-	install -d $(DESTDIR)$(UNITDIR)
+	mkdir -p $(DESTDIR)$(UNITDIR)
 	sed 's|@SBINDIR@|$(SBINDIR)|' userspace/cli/cgfw.service.in \
 		> $(DESTDIR)$(UNITDIR)/cgfw.service
 	@# the rules directory, root's alone, with an example the daemon

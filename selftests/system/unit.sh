@@ -172,6 +172,11 @@ for d in /usr/local/sbin /usr/local/lib /usr/local/include \
 	cp -a "$d/." "/run/was$d/"
 	mount -t tmpfs tmpfs "$d"
 	cp -a "/run/was$d/." "$d/"
+	chmod "$(stat -c %a "/run/was$d")" "$d"
+done
+# as a stock Debian has them: make install must leave their mode alone
+for d in /usr/local/sbin /usr/local/lib /usr/local/include; do
+	chgrp staff "$d" 2>/dev/null && chmod 2775 "$d"
 done
 # snap: what an install could leave: files, units and their links, the
 # linker's cache, pins, nf_tables tables, processes
