@@ -245,8 +245,8 @@ $(TRAFFIC): tools/traffic.c $(PROBE_H)
 
 install: $(CGFW_INSTALL) $(LIB_SO) $(LIB_A) docs
 	@# mkdir, not install -d: a directory that is there keeps its mode
-	@# (Debian's /usr/local/sbin is 2775 root:staff)
-	mkdir -p $(DESTDIR)$(SBINDIR) $(DESTDIR)$(LIBDIR) \
+	@# (Debian's /usr/local/sbin is 2775 root:staff); new ones 0755
+	umask 022 && mkdir -p $(DESTDIR)$(SBINDIR) $(DESTDIR)$(LIBDIR) \
 		$(DESTDIR)$(INCLUDEDIR)/cgfw $(DESTDIR)$(PKGCONFIGDIR)
 	install -m 755 $(CGFW_INSTALL) $(DESTDIR)$(SBINDIR)/cgfw
 	install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
@@ -260,9 +260,9 @@ install: $(CGFW_INSTALL) $(LIB_SO) $(LIB_A) docs
 		-e 's|@PKGS@|$(PKGS)|' userspace/lib/libcgfw.pc.in \
 		> $(DESTDIR)$(PKGCONFIGDIR)/libcgfw.pc
 	if [ -f $(BUILD)/docs/cgfw.8 ]; then \
-		mkdir -p $(DESTDIR)$(MANDIR)/man8 && \
+		(umask 022 && mkdir -p $(DESTDIR)$(MANDIR)/man8) && \
 		install -m 644 $(BUILD)/docs/cgfw.8 $(DESTDIR)$(MANDIR)/man8/; fi
-	mkdir -p $(DESTDIR)$(UNITDIR)
+	umask 022 && mkdir -p $(DESTDIR)$(UNITDIR)
 	sed 's|@SBINDIR@|$(SBINDIR)|' userspace/cli/cgfw.service.in \
 		> $(DESTDIR)$(UNITDIR)/cgfw.service
 	@# the rules directory, root's alone, with an example the daemon
@@ -290,7 +290,8 @@ uninstall:
 		$(DESTDIR)$(LIBDIR)/libcgfw.a $(DESTDIR)$(PKGCONFIGDIR)/libcgfw.pc \
 		$(DESTDIR)$(MANDIR)/man8/cgfw.8 $(DESTDIR)$(UNITDIR)/cgfw.service
 	rm -rf $(DESTDIR)$(INCLUDEDIR)/cgfw
-	@# the directories make install made, where they are empty now
+	@# the directories make install makes where none were, if empty
+	@# now (one that was there, empty, goes too)
 	rmdir $(DESTDIR)$(UNITDIR) $(DESTDIR)$(dir $(UNITDIR:/=)) \
 		$(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man8 \
 		2>/dev/null || true

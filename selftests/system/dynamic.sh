@@ -105,5 +105,16 @@ sed 's/udp dport 22 update @q { ip daddr quota over 60 bytes } drop/&\n\t\tudp d
 check "bpf: a set that two rules meter with different statements is refused at the second" \
 	bash -c "! '$CGFW' apply -b bpf '$work/meter2.nft' 2> '$work/meter2.err' &&
 		 grep -q 'meter2.nft:15:[0-9-]*: Error: the bpf backend cannot do this: set q is a meter of another statement' '$work/meter2.err'"
+# what nft does with a meter's elements that bpf does not: a lookup runs
+# the element's statement, elements of the set's own have none
+sed 's/udp dport 23 update @c { ip daddr counter }/&\n\t\tip daddr @q drop/' \
+	"$work/meter.nft" > "$work/meter3.nft"
+check "bpf: a lookup in a metered set is refused at its rule" \
+	bash -c "! '$CGFW' apply -b bpf '$work/meter3.nft' 2> '$work/meter3.err' &&
+		 grep -q 'meter3.nft:16:[0-9-]*: Error: the bpf backend cannot do this: a lookup in set q, which a rule meters' '$work/meter3.err'"
+sed 's/flags dynamic$/&\n\t\telements = { 127.0.0.9 }/' "$work/meter.nft" > "$work/meter4.nft"
+check "bpf: a meter of a set with elements of its own is refused at its rule" \
+	bash -c "! '$CGFW' apply -b bpf '$work/meter4.nft' 2> '$work/meter4.err' &&
+		 grep -q 'Error: the bpf backend cannot do this: a meter of set q, which has elements of its own' '$work/meter4.err'"
 "$CGFW" flush
 exit $fail

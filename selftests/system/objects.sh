@@ -12,6 +12,7 @@ ns_setup objects
 cat > "$work/obj.nft" <<EOT
 table cgroup objs {
 	counter c1 { }
+	counter cu { packets 5 bytes 100 }
 	quota q1 { over 100 bytes }
 	limit l1 { rate 1/minute burst 2 packets }
 	chain out {
@@ -34,7 +35,8 @@ sends() {	# sends PORT N: the outcome of N datagrams, "p" or "d" each
 json() { "$CGFW" list -j objs | python3 -c "
 import json, sys
 d = json.load(sys.stdin)['nftables']
-o = {k: v for x in d for k, v in x.items() if k in ('counter', 'quota', 'limit')}
+o = {k: v for x in d for k, v in x.items()
+     if k in ('counter', 'quota', 'limit') and v['name'] != 'cu'}
 $1"; }
 
 backends="nft-emulated bpf"
@@ -51,6 +53,8 @@ for b in $backends; do
 	sends 10 3 > /dev/null
 	check "$b: list shows the counter's packets" \
 		bash -c "'$CGFW' list objs | grep -A1 'counter c1 {' | grep -q 'packets 3 bytes 90'"
+	check "$b: and a counter no rule uses, as declared" \
+		bash -c "'$CGFW' list objs | grep -A1 'counter cu {' | grep -q 'packets 5 bytes 100'"
 	check "$b: and the quota used up" \
 		bash -c "'$CGFW' list objs | grep -A1 'quota q1 {' | grep -q 'over 100 bytes used'"
 	check "$b: list -j has them as nft -j writes them" \
@@ -59,7 +63,7 @@ assert o['quota']['bytes'] == 100 and o['quota']['inv'] and o['quota']['used'] >
 assert o['limit']['rate'] == 1 and o['limit']['per'] == 'minute' and o['limit']['burst'] == 2"
 	[ "$b" != bpf ] &&	# programs have no handles
 	check "$b: list -a shows a handle on every object, chain and rule" \
-		bash -c "[ \$('$CGFW' list -a objs | grep -c '# handle [1-9]') -eq 8 ] &&
+		bash -c "[ \$('$CGFW' list -a objs | grep -c '# handle [1-9]') -eq 9 ] &&
 			 [ \$('$CGFW' list objs | grep -c '# handle') -eq 0 ]"
 	if [ "$b" = nft-emulated ]; then
 		check "$b: ... the kernel's own (nft -a)" \

@@ -539,6 +539,36 @@ static void verifier_error(struct cgfw_ctx *ctx, const struct bpf_table *bt,
 		    strerror(-err), insn, rule, tail);
 }
 
+/*
+ * The maps of the named objects' states, bound to every program of the
+ * table: listed from any of them (cgfw list), and kept while one runs,
+ * whether its rules use them or not.
+ */
+static int bind_state(struct cgfw_ctx *ctx, const struct bpf_table *bt,
+		      const struct bpf_prog_spec *p)
+{
+	const struct bpf_state *states[] = {
+		&bt->counter_objs, &bt->quotas, &bt->limits,
+	};
+	size_t i;
+	int ret;
+
+	if (list_empty(&bt->table->objs))
+		return 0;
+	for (i = 0; i < ARRAY_SIZE(states); i++) {
+		if (states[i]->map == SIZE_MAX)
+			continue;
+		ret = bpf_prog_bind_map(p->fd, bt->maps[states[i]->map].fd,
+					NULL);
+		if (ret) {
+			cgfw_err(ctx, "cannot bind the map of table '%s''s named objects to its program: %s",
+				 bt->table->name, strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
 static int load_prog(struct cgfw_ctx *ctx, struct bpf_table *bt,
 		     struct bpf_prog_spec *p)
 {
@@ -589,7 +619,7 @@ static int load_prog(struct cgfw_ctx *ctx, struct bpf_table *bt,
 		}
 	}
 	free(insns);
-	return ret;
+	return ret ? : bind_state(ctx, bt, p);
 }
 
 /*

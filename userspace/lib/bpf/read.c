@@ -271,6 +271,24 @@ static int possible_cpus(void)
 	return n ? n : -EINVAL;
 }
 
+/*
+ * An array map whose values are @size bytes: a description names the
+ * maps to read, and a wrong one must not be read into a small buffer.
+ */
+static bool map_fits(int fd, uint32_t type, uint32_t size)
+{
+	struct bpf_map_info info = { 0 };
+	uint32_t len = sizeof(info);
+
+	return !bpf_obj_get_info_by_fd(fd, &info, &len) &&
+	       info.type == type && info.value_size == size;
+}
+
+static bool value_fits(int fd, uint32_t size)
+{
+	return map_fits(fd, BPF_MAP_TYPE_ARRAY, size);
+}
+
 /* Packets and bytes of one slot of a per-CPU counters map, summed. */
 static int read_slot(int fd, uint32_t slot, struct model_counter *c)
 {
@@ -279,6 +297,8 @@ static int read_slot(int fd, uint32_t slot, struct model_counter *c)
 
 	if (ncpu <= 0)
 		return ncpu;
+	if (!map_fits(fd, BPF_MAP_TYPE_PERCPU_ARRAY, 16))
+		return -EINVAL;
 	v = calloc(ncpu, 16);
 	ret = v ? bpf_map_lookup_elem(fd, &slot, v) : -ENOMEM;
 	for (i = 0; !ret && i < ncpu; i++) {
@@ -345,7 +365,8 @@ static void add_quotas(struct model_table *mt, const struct link *l)
 		fd = map_of_prog(l->prog, d->quotas[i].map_id);
 		if (fd < 0)
 			continue;
-		if (!bpf_map_lookup_elem(fd, &d->quotas[i].slot, &used)) {
+		if (value_fits(fd, sizeof(used)) &&
+		    !bpf_map_lookup_elem(fd, &d->quotas[i].slot, &used)) {
 			/* as nft reports it: at most the quota */
 			r->has_quota = true;
 			r->quota_used = used < d->quotas[i].bytes ? used :
@@ -373,7 +394,8 @@ static int add_objs(struct model_table *mt, const struct link *l)
 		mo->type = o->type;
 		memset(v, 0, sizeof(v));
 		fd = map_of_prog(l->prog, o->map_id);
-		if (fd >= 0 && o->type != NFT_OBJECT_LIMIT)
+		if (fd >= 0 && o->type != NFT_OBJECT_LIMIT &&
+		    value_fits(fd, o->type == NFT_OBJECT_COUNTER ? 16 : 8))
 			bpf_map_lookup_elem(fd, &o->slot, v);
 		if (fd >= 0)
 			close(fd);

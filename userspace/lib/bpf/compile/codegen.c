@@ -578,9 +578,12 @@ int cgfw_bpf_meter_state(struct nftnl_expr *stmt, uint64_t *init,
 
 	memset(init, 0, CGFW_METER_STATE_MAX);
 	*spin_lock = false;
-	if (!strcmp(name, "counter")) {
+	if (!strcmp(name, "counter")) {	/* as nft_counter_clone() */
+		init[0] = nftnl_expr_get_u64(stmt, NFTNL_EXPR_CTR_PACKETS);
+		init[1] = nftnl_expr_get_u64(stmt, NFTNL_EXPR_CTR_BYTES);
 		*size = 16;
-	} else if (!strcmp(name, "quota")) {
+	} else if (!strcmp(name, "quota")) {	/* nft_quota_clone() */
+		init[0] = nftnl_expr_get_u64(stmt, NFTNL_EXPR_QUOTA_CONSUMED);
 		*size = 8;
 	} else if (!strcmp(name, "limit")) {
 		a = stmt_limit(stmt);
@@ -614,8 +617,15 @@ static bool same_stmt(struct nftnl_expr *a, struct nftnl_expr *b)
 	if (!strcmp(name, "quota"))
 		return nftnl_expr_get_u64(a, NFTNL_EXPR_QUOTA_BYTES) ==
 		       nftnl_expr_get_u64(b, NFTNL_EXPR_QUOTA_BYTES) &&
+		       nftnl_expr_get_u64(a, NFTNL_EXPR_QUOTA_CONSUMED) ==
+		       nftnl_expr_get_u64(b, NFTNL_EXPR_QUOTA_CONSUMED) &&
 		       nftnl_expr_get_u32(a, NFTNL_EXPR_QUOTA_FLAGS) ==
 		       nftnl_expr_get_u32(b, NFTNL_EXPR_QUOTA_FLAGS);
+	if (!strcmp(name, "counter"))
+		return nftnl_expr_get_u64(a, NFTNL_EXPR_CTR_PACKETS) ==
+		       nftnl_expr_get_u64(b, NFTNL_EXPR_CTR_PACKETS) &&
+		       nftnl_expr_get_u64(a, NFTNL_EXPR_CTR_BYTES) ==
+		       nftnl_expr_get_u64(b, NFTNL_EXPR_CTR_BYTES);
 	if (!strcmp(name, "limit")) {
 		for (i = 0; i < ARRAY_SIZE(attrs64); i++)
 			if (nftnl_expr_get_u64(a, attrs64[i]) !=
@@ -2035,6 +2045,11 @@ static void gen_lookup(struct cg *g, struct nftnl_expr *e, int brk, int ret,
 		return;
 	}
 	m = &g->bt->maps[idx];
+	if (m->meter) {
+		cgfw_cg_refuse(g, "a lookup in set %s, which a rule meters (nft runs the meter's statement on the element it finds)",
+			       name);
+		return;
+	}
 	if (nftnl_expr_is_set(e, NFTNL_EXPR_LOOKUP_DREG))
 		dreg = nftnl_expr_get_u32(e, NFTNL_EXPR_LOOKUP_DREG);
 	key = reg_off(g, nftnl_expr_get_u32(e, NFTNL_EXPR_LOOKUP_SREG),
@@ -2130,7 +2145,17 @@ static void gen_dynset(struct cg *g, struct nftnl_expr *e, int brk)
 			       name);
 		return;
 	}
-	if (stmt && (!m->meter || !same_stmt(stmt, m->meter))) {
+	if (op != NFT_DYNSET_OP_DELETE && !stmt != !m->meter) {
+		cgfw_cg_refuse(g, "set %s is metered by some rules and added to without a statement by others (its elements would differ from nft's)",
+			       name);
+		return;
+	}
+	if (stmt && m->n_elems) {
+		cgfw_cg_refuse(g, "a meter of set %s, which has elements of its own (nft gives them no statement)",
+			       name);
+		return;
+	}
+	if (stmt && !same_stmt(stmt, m->meter)) {
 		cgfw_cg_refuse(g, "set %s is a meter of another statement in another rule (its elements would differ from nft's)",
 			       name);
 		return;

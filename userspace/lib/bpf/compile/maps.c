@@ -242,6 +242,13 @@ int cgfw_bpf_set_spec(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 			    set->anonymous ? "(anonymous)" : name);
 		return -EOPNOTSUPP;
 	}
+	if (nftnl_set_is_set(s, NFTNL_SET_EXPR) ||
+	    nftnl_set_is_set(s, NFTNL_SET_EXPRESSIONS)) {
+		cgfw_err_at(ctx, src, loc,
+			    "the bpf backend cannot do set '%s': statements declared in the set (each element's counter, quota or limit); use the nft backend, or a meter (update @%s { KEY limit rate ... } in the rule)",
+			    set->anonymous ? "(anonymous)" : name, name);
+		return -EOPNOTSUPP;
+	}
 	memset(m, 0, sizeof(*m));
 	m->fd = -1;
 	m->set = set;
