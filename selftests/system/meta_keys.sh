@@ -1,7 +1,7 @@
 #!/bin/bash
-# The clock, the socket and random numbers with real packets: meta time,
-# day and hour (the wall clock), socket mark and wildcard (the sending
-# socket), numgen random. The same table on every backend this kernel
+# The clock, the socket and generated numbers with real packets: meta
+# time, day and hour (the wall clock), socket mark and wildcard (the
+# sending socket), numgen random and inc. The same table on every backend this kernel
 # has, datagrams sent from our cgroup by unbound, connected and marked
 # sockets; each rule's counter must be what nft's inet family (the
 # emulated target) counts, and each drop must stop the same datagrams.
@@ -59,6 +59,8 @@ table cgroup clock {
 		numgen random mod 2 0 counter
 		numgen random mod 2 offset 5 5 counter
 		numgen random mod 2 offset 5 6 counter
+		numgen inc mod 3 0 counter
+		numgen inc mod 3 offset 7 8 counter
 	}
 }
 EOT
@@ -129,6 +131,9 @@ for b in $(test_backends); do
 		"${c[12]}" -gt 0 -a "${c[12]}" -lt "$sent"
 	unset 'c[10]' 'c[11]' 'c[12]'
 	c="${c[*]}"
+	[ -z "$oracle" ] &&
+	check "$b: numgen inc mod 3 counts 0, 1, 2, 0 ... ($(echo "$c" | cut -d' ' -f11-12) of $sent)" \
+		test "$(echo "$c" | cut -d' ' -f11-12)" = "$(((sent + 2) / 3)) $(((sent + 1) / 3))"
 	if [ -z "$oracle" ]; then
 		oracle=$c oracle_got=$got
 		# per family: 7101 all sent; 7102 unbound dropped; 7103 marked

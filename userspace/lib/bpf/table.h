@@ -94,7 +94,7 @@ struct bpf_table {
 		size_t map;		/* SIZE_MAX: none yet */
 		const void **exprs;	/* slot -> the expression */
 		size_t n;
-	} quotas, limits, counter_objs;
+	} quotas, limits, counter_objs, numgens;
 	struct bpf_prog_spec *progs;
 	size_t n_progs;
 };

@@ -1669,25 +1669,45 @@ static void gen_socket(struct cg *g, struct nftnl_expr *e, int brk)
 
 /*
  * numgen random mod M offset O: reciprocal_scale(get_random_u32(), M) + O,
- * as nft_ng_random_eval(). numgen inc keeps a counter (not built).
+ * as nft_ng_random_eval(). numgen inc: the next of 0 .. M - 1 after the
+ * last packet's, over every CPU, starting at 0 (nft_ng_inc_gen(), from
+ * M - 1): a count each expression keeps (an atomic add), modulo M.
  */
-static void gen_numgen(struct cg *g, struct nftnl_expr *e)
+static void gen_numgen(struct cg *g, struct nftnl_expr *e, int brk)
 {
 	uint32_t mod = nftnl_expr_get_u32(e, NFTNL_EXPR_NG_MODULUS);
 	uint32_t offset = nftnl_expr_get_u32(e, NFTNL_EXPR_NG_OFFSET);
+	uint64_t zero = 0;
+	uint32_t slot;
 	int off;
 
-	if (nftnl_expr_get_u32(e, NFTNL_EXPR_NG_TYPE) != NFT_NG_RANDOM) {
-		cgfw_cg_refuse(g, "numgen inc (numgen random is compiled)");
+	off = reg_off(g, nftnl_expr_get_u32(e, NFTNL_EXPR_NG_DREG), 4);
+	if (!off || !mod) {
+		if (off)
+			cgfw_cg_refuse(g, "numgen with a modulus of 0");
 		return;
 	}
-	off = reg_off(g, nftnl_expr_get_u32(e, NFTNL_EXPR_NG_DREG), 4);
-	if (!off)
-		return;
-	E(I_CALL(BPF_FUNC_get_prandom_u32));
-	cgfw_em_ld_imm64(g->em, BPF_REG_1, 0, mod);
-	E(I_ALU64_REG(BPF_MUL, BPF_REG_0, BPF_REG_1));
-	E(I_ALU64_IMM(BPF_RSH, BPF_REG_0, 32));
+	if (nftnl_expr_get_u32(e, NFTNL_EXPR_NG_TYPE) == NFT_NG_RANDOM) {
+		E(I_CALL(BPF_FUNC_get_prandom_u32));
+		cgfw_em_ld_imm64(g->em, BPF_REG_1, 0, mod);
+		E(I_ALU64_REG(BPF_MUL, BPF_REG_0, BPF_REG_1));
+		E(I_ALU64_IMM(BPF_RSH, BPF_REG_0, 32));
+	} else {
+		slot = cgfw_cg_state_slot(g, &g->bt->numgens, e, "cgfw_numgen",
+					  &zero, 8, false);
+		if (g->err)
+			return;
+		E(I_ST(BPF_W, BPF_REG_10, STK_SCRATCH, slot));
+		cgfw_cg_map_lookup(g, g->bt->numgens.map, STK_SCRATCH);
+		cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, brk);
+		E(I_MOV64_IMM(BPF_REG_1, 1));
+		E(((struct bpf_insn){ .code = BPF_STX | BPF_DW | BPF_ATOMIC,
+		   .dst_reg = BPF_REG_0, .src_reg = BPF_REG_1,
+		   .imm = BPF_ADD | BPF_FETCH }));
+		cgfw_em_ld_imm64(g->em, BPF_REG_2, 0, mod);
+		E(I_ALU64_REG(BPF_MOD, BPF_REG_1, BPF_REG_2));
+		E(I_MOV64_REG(BPF_REG_0, BPF_REG_1));
+	}
 	if (offset) {
 		cgfw_em_ld_imm64(g->em, BPF_REG_1, 0, offset);
 		E(I_ALU64_REG(BPF_ADD, BPF_REG_0, BPF_REG_1));
@@ -2235,7 +2255,7 @@ static void gen_expr(struct cg *g, struct nftnl_expr *e, int next, int ret,
 	else if (!strcmp(name, "socket"))
 		gen_socket(g, e, next);
 	else if (!strcmp(name, "numgen"))
-		gen_numgen(g, e);
+		gen_numgen(g, e, next);
 	else if (!strcmp(name, "objref"))
 		gen_objref(g, e, next);
 	else if (!strcmp(name, "dynset"))

@@ -366,6 +366,7 @@ void cgfw_bpf_table_release(struct bpf_table *bt)
 	free(bt->quotas.exprs);
 	free(bt->limits.exprs);
 	free(bt->counter_objs.exprs);
+	free(bt->numgens.exprs);
 	memset(bt, 0, sizeof(*bt));
 }
 
@@ -445,6 +446,7 @@ static int compile_table(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 	bt->quotas.map = SIZE_MAX;
 	bt->limits.map = SIZE_MAX;
 	bt->counter_objs.map = SIZE_MAX;
+	bt->numgens.map = SIZE_MAX;
 	list_for_each_entry(s, &t->sets, list) {
 		ret = set_to_map(ctx, rs, bt, s);
 		if (ret)
