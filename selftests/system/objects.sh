@@ -80,6 +80,7 @@ assert o['limit']['rate'] == 1 and o['limit']['per'] == 'minute' and o['limit'][
 done
 cat > "$work/helper.nft" <<EOT
 table cgroup h {
+	counter c0 { }
 	ct helper ftp-std {
 		type "ftp" protocol tcp
 	}
@@ -88,9 +89,9 @@ table cgroup h {
 	}
 }
 EOT
-check "bpf: a ct helper object refused at the declaration, with what to use instead" \
+check "bpf: a ct helper object refused at its declaration (after a counter), with what to use instead" \
 	bash -c "! '$CGFW' apply -b bpf '$work/helper.nft' 2> '$work/bpf.err' &&
-		 grep -q 'helper.nft:2:2-3: Error: the bpf backend cannot do this: named ct helper objects' '$work/bpf.err' &&
+		 grep -q 'helper.nft:3:2-3: Error: the bpf backend cannot do this: named ct helper objects' '$work/bpf.err' &&
 		 grep -q 'use the nft backend (-b nft)' '$work/bpf.err'"
 cat > "$work/omap.nft" <<EOT
 table cgroup m {

@@ -47,6 +47,7 @@ struct ir_set {
 struct ir_obj {
 	struct list_head list;
 	struct nftnl_obj *nl;	/* its type, name and values */
+	struct cgfw_loc loc;	/* its declaration; line 0: not known */
 };
 
 struct ir_table {

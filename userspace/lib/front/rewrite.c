@@ -518,21 +518,43 @@ static void parse_chain_type(struct lexer *lx, struct rw_chain *c)
 }
 
 /* "counter NAME {", "ct helper NAME {" ...: a named stateful object */
-static void note_object(struct lexer *lx, const struct token *t)
+static void note_object(struct lexer *lx, const char *table,
+			const struct token *t)
 {
 	static const char *const kinds[] = {
 		"counter", "quota", "limit", "ct", "synproxy", "secmark",
 	};
+	struct rw_result *res = lx->res;
+	struct token name;
+	struct rw_obj *o;
 	size_t i;
 
-	if (lx->res->object_loc.line)
-		return;		/* the first is reported */
-	for (i = 0; i < ARRAY_SIZE(kinds); i++) {
-		if (tok_is(lx, t, kinds[i])) {
-			lx->res->object_loc = t->loc;
-			return;
-		}
+	for (i = 0; i < ARRAY_SIZE(kinds); i++)
+		if (tok_is(lx, t, kinds[i]))
+			break;
+	if (i == ARRAY_SIZE(kinds))
+		return;
+	if (!res->object_loc.line)
+		res->object_loc = t->loc;	/* the first */
+	next(lx);
+	if (tok_is(lx, t, "ct"))
+		next(lx);			/* helper, timeout, ... */
+	name = peek(lx);
+	if (name.type != T_WORD && name.type != T_STRING)
+		return;
+	o = realloc(res->objs, (res->n_objs + 1) * sizeof(*o));
+	if (!o) {
+		lx->err = -ENOMEM;
+		return;
 	}
+	res->objs = o;
+	o = &o[res->n_objs];
+	o->loc = t->loc;
+	o->table = strdup(table);
+	o->name = tok_name(lx, &name);
+	res->n_objs++;
+	if (!o->table || !o->name)
+		lx->err = -ENOMEM;
 }
 
 /*
@@ -585,7 +607,7 @@ static void parse_table_body(struct lexer *lx, const char *table)
 
 	while (block_next(lx, &t)) {
 		if (!tok_is(lx, &t, "chain")) {
-			note_object(lx, &t);
+			note_object(lx, table, &t);
 			skip_statement(lx);	/* sets, maps, flags, ... */
 			continue;
 		}
@@ -802,6 +824,11 @@ void cgfw_rw_result_release(struct rw_result *rw)
 
 	if (!rw->tables.next)
 		return;
+	for (i = 0; i < rw->n_objs; i++) {
+		free(rw->objs[i].table);
+		free(rw->objs[i].name);
+	}
+	free(rw->objs);
 	list_for_each_entry_safe(e, en, &rw->elem_cmds, list) {
 		free(e->table);
 		free(e->set);

@@ -46,6 +46,13 @@ struct rw_elem_cmd {
 	struct cgfw_loc loc;	/* its first word */
 };
 
+/* A named stateful object declared in a table, and where. */
+struct rw_obj {
+	char *table;
+	char *name;
+	struct cgfw_loc loc;	/* its first word (counter, ct, ...) */
+};
+
 struct rw_result {
 	char *text;		/* the rewritten input, same lines */
 	size_t len;
@@ -54,6 +61,8 @@ struct rw_result {
 	struct list_head elem_cmds;	/* struct rw_elem_cmd */
 	bool has_other;		/* a statement that is not an element command */
 	struct cgfw_loc object_loc;	/* the first named stateful object */
+	struct rw_obj *objs;		/* every one */
+	size_t n_objs;
 	struct cgfw_loc other_loc;	/* the first of them */
 };
 

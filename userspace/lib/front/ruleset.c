@@ -11,6 +11,7 @@
 
 #include <libnftnl/chain.h>
 #include <libnftnl/expr.h>
+#include <libnftnl/object.h>
 #include <libnftnl/rule.h>
 #include <libnftnl/set.h>
 #include <linux/netfilter.h>
@@ -33,6 +34,22 @@ CGFW_API void cgfw_ruleset__free(struct cgfw_ruleset *rs)
 	cgfw_ir_release(rs);
 	cgfw_src_release(&rs->src);
 	free(rs);
+}
+
+/* Give each named object of @t its declaration's place. */
+static void place_objs(struct ir_table *t, const struct rw_result *rw)
+{
+	struct ir_obj *o;
+	const char *name;
+	size_t i;
+
+	list_for_each_entry(o, &t->objs, list) {
+		name = nftnl_obj_get_str(o->nl, NFTNL_OBJ_NAME);
+		for (i = 0; i < rw->n_objs; i++)
+			if (!strcmp(rw->objs[i].table, t->name) &&
+			    !strcmp(rw->objs[i].name, name))
+				o->loc = rw->objs[i].loc;
+	}
 }
 
 /* Give each chain of @t its binding and its rules their source places. */
@@ -118,6 +135,7 @@ static int compile(struct cgfw_ctx *ctx, struct cgfw_ruleset *rs,
 				break;
 		if (&rt->list != &rw.tables)
 			t->loc = rt->loc;
+		place_objs(t, &rw);
 		ret = bind_table(ctx, rs, t, &rw, allow_missing);
 		if (ret)
 			goto out;

@@ -500,6 +500,7 @@ int cgfw_bpf_obj_slots(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 		if (obj_slot(&g, o) >= 0 || g.err)
 			continue;
 		cgfw_err_at(ctx, &rs->src,
+			    o->loc.line ? &o->loc :
 			    rs->object_loc.line ? &rs->object_loc : &bt->table->loc,
 			    "the bpf backend cannot do this: named %s objects ('%s' in table '%s'; counters, quotas and limits are compiled); use the nft backend (-b nft)",
 			    obj_type_name(nftnl_obj_get_u32(o->nl, NFTNL_OBJ_TYPE)),
