@@ -121,6 +121,10 @@ struct daemon {
 	int ino, dir_wd, sig, mon;
 	double mon_due;			/* when to look at nf_tables, or 0 */
 	double check_due;		/* when to look at the bindings, or 0 */
+	/* the bpf tables' log records, to the kernel log */
+	struct cgfw_log_reader *log;
+	int kmsg;			/* /dev/kmsg, or -1: standard error */
+	double log_due;			/* when to look for tables that log */
 	bool lost;			/* notifications were lost */
 	struct entry *v;
 	size_t n;
@@ -966,12 +970,44 @@ static int check_dir(const struct daemon *d)
 	return 0;
 }
 
+/* A bpf table's log line, where nf_log would have put it. */
+static void log_line(int level, const char *line, void *data)
+{
+	struct daemon *d = data;
+	char buf[1024];
+	int n;
+
+	n = snprintf(buf, sizeof(buf), "<%d>%s\n", level, line);
+	if (n >= (int)sizeof(buf))
+		n = sizeof(buf) - 1;
+	if (d->kmsg < 0 || write(d->kmsg, buf, n) < 0)
+		fprintf(stderr, "%s\n", line);
+}
+
+/*
+ * The tables that log now (after each apply, and every LOG_SCAN_MS for
+ * those applied by hand); @pfd polls their records.
+ */
+#define LOG_SCAN_MS 2000
+static void log_scan(struct daemon *d, struct pollfd *pfd)
+{
+	size_t before = cgfw_log_reader__tables(d->log);
+
+	d->log_due = now_ms() + LOG_SCAN_MS;
+	if (cgfw_log_reader__refresh(d->log))
+		say_error(d);
+	pfd->fd = cgfw_log_reader__fd(d->log);
+	if (cgfw_log_reader__tables(d->log) != before)
+		say("reading the log records of %zu bpf tables into the kernel log",
+		    cgfw_log_reader__tables(d->log));
+}
+
 int cgfw_cli_daemon(struct cgfw_ctx *ctx, const struct cgfw_daemon_opts *o)
 {
 	struct daemon d = { .ctx = ctx, .o = o, .dir = o->dir,
-			    .ino = -1, .sig = -1, .mon = -1 };
+			    .ino = -1, .sig = -1, .mon = -1, .kmsg = -1 };
 	struct signalfd_siginfo si;
-	struct pollfd pfd[3];
+	struct pollfd pfd[4];
 	int lock, timeout, left;
 	sigset_t mask;
 	bool run = true;
@@ -1009,6 +1045,12 @@ int cgfw_cli_daemon(struct cgfw_ctx *ctx, const struct cgfw_daemon_opts *o)
 	pfd[0] = (struct pollfd){ .fd = d.ino, .events = POLLIN };
 	pfd[1] = (struct pollfd){ .fd = d.sig, .events = POLLIN };
 	pfd[2] = (struct pollfd){ .fd = d.mon, .events = POLLIN };
+	pfd[3] = (struct pollfd){ .fd = -1, .events = POLLIN };
+	d.kmsg = open("/dev/kmsg", O_WRONLY | O_CLOEXEC);
+	if (cgfw_log_reader__new(ctx, log_line, &d, NULL, &d.log))
+		say_error(&d);
+	else
+		log_scan(&d, &pfd[3]);
 	/* only bpf links can be detached without nf_tables saying so */
 	if (o->backend != CGFW_BACKEND_NFT &&
 	    o->backend != CGFW_BACKEND_NFT_NATIVE &&
@@ -1026,7 +1068,12 @@ int cgfw_cli_daemon(struct cgfw_ctx *ctx, const struct cgfw_daemon_opts *o)
 			left = left > 0 ? left : 0;
 			timeout = timeout < 0 || left < timeout ? left : timeout;
 		}
-		if (poll(pfd, 3, timeout < 0 ? -1 : timeout + 1) < 0) {
+		if (d.log) {
+			left = (int)(d.log_due - now_ms());
+			left = left > 0 ? left : 0;
+			timeout = timeout < 0 || left < timeout ? left : timeout;
+		}
+		if (poll(pfd, 4, timeout < 0 ? -1 : timeout + 1) < 0) {
 			if (errno == EINTR)
 				continue;
 			say("poll: %s", strerror(errno));
@@ -1036,6 +1083,11 @@ int cgfw_cli_daemon(struct cgfw_ctx *ctx, const struct cgfw_daemon_opts *o)
 			events(&d);
 		if (pfd[2].revents & POLLIN)
 			monitor_read(&d);
+		if (pfd[3].fd >= 0 && pfd[3].revents & POLLIN &&
+		    cgfw_log_reader__read(d.log))
+			say_error(&d);
+		if (d.log && now_ms() >= d.log_due)
+			log_scan(&d, &pfd[3]);
 		if (d.mon_due && now_ms() >= d.mon_due)
 			monitor_act(&d);
 		if (d.check_due && now_ms() >= d.check_due)
@@ -1043,6 +1095,8 @@ int cgfw_cli_daemon(struct cgfw_ctx *ctx, const struct cgfw_daemon_opts *o)
 		if (!settle_left(&d, now_ms())) {
 			reconcile(&d, now_ms());
 			notify_status(&d, "");
+			if (d.log)
+				log_scan(&d, &pfd[3]);
 		}
 		if (!(pfd[1].revents & POLLIN) ||
 		    read(d.sig, &si, sizeof(si)) != sizeof(si))
@@ -1068,6 +1122,12 @@ int cgfw_cli_daemon(struct cgfw_ctx *ctx, const struct cgfw_daemon_opts *o)
 		free(d.v[i].file);
 	}
 	free(d.v);
+	if (d.log) {	/* what the programs wrote until now */
+		cgfw_log_reader__read(d.log);
+		cgfw_log_reader__free(d.log);
+	}
+	if (d.kmsg >= 0)
+		close(d.kmsg);
 	close(d.ino);
 	close(d.sig);
 	close(d.mon);

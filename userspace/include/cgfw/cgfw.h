@@ -218,6 +218,50 @@ CGFW_API int cgfw_guards__sync(struct cgfw_ctx *ctx,
 			       struct cgfw_ruleset *const *rs,
 			       const bool *in_force, size_t n);
 
+/*
+ * The bpf backend's log statements: a program writes a record for each
+ * packet a log statement sees to its table's ring buffer; a log reader
+ * turns them into the lines nf_log writes ("PREFIXIN= OUT=lo SRC=..."),
+ * for the caller to put in the kernel log (cgfw daemon writes them to
+ * /dev/kmsg). Records nobody reads fill the buffer, and the next are
+ * lost and counted (cgfw list).
+ */
+struct cgfw_log_reader;
+
+/* A line, without its newline, and the statement's level (0-7). */
+typedef void (*cgfw_log_line_fn)(int level, const char *line, void *data);
+
+struct cgfw_log_reader_opts {
+	size_t sz;
+	size_t :0;
+};
+#define cgfw_log_reader_opts__last_field sz
+
+/**
+ * cgfw_log_reader__new() - a reader of the bpf tables' log records
+ * @fn: called with each line, from cgfw_log_reader__read()
+ *
+ * It reads nothing until cgfw_log_reader__refresh() finds the tables.
+ * Return: 0, or -errno.
+ */
+CGFW_API int cgfw_log_reader__new(struct cgfw_ctx *ctx, cgfw_log_line_fn fn,
+				  void *data,
+				  const struct cgfw_log_reader_opts *opts,
+				  struct cgfw_log_reader **out);
+/*
+ * Find the ring buffers of the bpf tables installed now (after an apply
+ * or a delete; records already there are kept for the next read). Then
+ * cgfw_log_reader__fd() may change.
+ */
+CGFW_API int cgfw_log_reader__refresh(struct cgfw_log_reader *r);
+/* How many tables it reads; 0: none logs. */
+CGFW_API size_t cgfw_log_reader__tables(const struct cgfw_log_reader *r);
+/* An fd that polls readable when records wait; -1 with no table. */
+CGFW_API int cgfw_log_reader__fd(const struct cgfw_log_reader *r);
+/* Every record waiting, each to @fn. Return: 0, or -errno. */
+CGFW_API int cgfw_log_reader__read(struct cgfw_log_reader *r);
+CGFW_API void cgfw_log_reader__free(struct cgfw_log_reader *r);
+
 /**
  * cgfw_ruleset__bytecode() - the nf_tables bytecode of every rule, as text
  * @text: set to a malloc()ed string the caller frees

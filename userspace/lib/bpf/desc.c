@@ -29,6 +29,7 @@ enum {
 	DESC_QUOTA,		/* nested DQ_* */
 	DESC_WITH_NFT,		/* u32: the apply's nft family, or 0 */
 	DESC_OBJ,		/* nested DO_* */
+	DESC_LOG,		/* nested DG_* */
 };
 
 enum {
@@ -40,6 +41,7 @@ enum { DS_UNSPEC, DS_NAME, DS_MAP_ID, DS_NLSET };
 enum { DP_UNSPEC, DP_DIR, DP_CGROUP_ID, DP_COUNTERS_ID };
 enum { DL_UNSPEC, DL_PROG, DL_SLOT, DL_CHAIN, DL_RULE };
 enum { DQ_UNSPEC, DQ_MAP_ID, DQ_SLOT, DQ_CHAIN, DQ_RULE, DQ_BYTES };
+enum { DG_UNSPEC, DG_ID, DG_PREFIX, DG_LEVEL, DG_RING_ID, DG_LOST_ID };
 enum {
 	DO_UNSPEC, DO_TYPE, DO_NAME, DO_MAP_ID, DO_SLOT, DO_BYTES, DO_UNIT,
 	DO_BURST, DO_FLAGS, DO_LIMIT_TYPE,
@@ -200,6 +202,18 @@ void cgfw_desc_put_obj(struct strbuf *sb, const struct desc_obj *o)
 	put_u32(sb, DO_BURST, o->burst);
 	put_u32(sb, DO_FLAGS, o->flags);
 	put_u32(sb, DO_LIMIT_TYPE, o->limit_type);
+	nest_end(sb, n);
+}
+
+void cgfw_desc_put_log(struct strbuf *sb, const struct desc_log *l)
+{
+	size_t n = nest_start(sb, DESC_LOG);
+
+	put_u32(sb, DG_ID, l->id);
+	put_str(sb, DG_PREFIX, l->prefix);
+	put_u32(sb, DG_LEVEL, l->level);
+	put_u32(sb, DG_RING_ID, l->ring_id);
+	put_u32(sb, DG_LOST_ID, l->lost_id);
 	nest_end(sb, n);
 }
 
@@ -406,6 +420,23 @@ static int parse_obj(const struct nlattr *a, struct desc *d)
 	return 0;
 }
 
+static int parse_log(const struct nlattr *a, struct desc *d)
+{
+	struct desc_log *l = GROW(d->logs, d->n_logs);
+	struct attrs at;
+
+	if (!l)
+		return -ENOMEM;
+	nest_parse(a, &at);
+	l->prefix = get_str(&at, DG_PREFIX);
+	if (!l->prefix || !get_u32(&at, DG_ID, &l->id) ||
+	    !get_u32(&at, DG_LEVEL, &l->level) ||
+	    !get_u32(&at, DG_RING_ID, &l->ring_id) ||
+	    !get_u32(&at, DG_LOST_ID, &l->lost_id))
+		return -EINVAL;
+	return 0;
+}
+
 int cgfw_desc_parse(const void *buf, size_t len, struct desc *d)
 {
 	const struct nlattr *attr, *a;
@@ -448,6 +479,9 @@ int cgfw_desc_parse(const void *buf, size_t len, struct desc *d)
 		case DESC_OBJ:
 			ret = parse_obj(a, d);
 			break;
+		case DESC_LOG:
+			ret = parse_log(a, d);
+			break;
 		}
 		if (ret)
 			break;
@@ -479,6 +513,9 @@ void cgfw_desc_release(struct desc *d)
 	for (i = 0; i < d->n_objs; i++)
 		free(d->objs[i].name);
 	free(d->objs);
+	for (i = 0; i < d->n_logs; i++)
+		free(d->logs[i].prefix);
+	free(d->logs);
 	free(d->chains);
 	free(d->rules);
 	free(d->sets);

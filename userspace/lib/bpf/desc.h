@@ -79,6 +79,18 @@ struct desc_obj {
 	uint32_t limit_type;	/* NFT_LIMIT_PKTS or NFT_LIMIT_PKT_BYTES */
 };
 
+/*
+ * A log statement: slot @id of its records (bpf/compile/codegen.h), and
+ * what nf_log would write with them; the ring buffer that holds them and
+ * the count of records lost, slot @id of map @lost_id.
+ */
+struct desc_log {
+	uint32_t id;
+	char *prefix;
+	uint32_t level;
+	uint32_t ring_id, lost_id;
+};
+
 struct desc {
 	uint32_t format;
 	uint64_t gen;
@@ -98,6 +110,8 @@ struct desc {
 	size_t n_quotas;
 	struct desc_obj *objs;
 	size_t n_objs;
+	struct desc_log *logs;
+	size_t n_logs;
 };
 
 /* Writing: records appended to a buffer (bpf/desc.c). */
@@ -110,6 +124,7 @@ void cgfw_desc_put_prog(struct strbuf *sb, const struct desc_prog *p);
 void cgfw_desc_put_slot(struct strbuf *sb, const struct desc_slot *s);
 void cgfw_desc_put_quota(struct strbuf *sb, const struct desc_quota *q);
 void cgfw_desc_put_obj(struct strbuf *sb, const struct desc_obj *o);
+void cgfw_desc_put_log(struct strbuf *sb, const struct desc_log *l);
 
 /* Reading: -EINVAL if it is not a description this cgfw can read. */
 int cgfw_desc_parse(const void *buf, size_t len, struct desc *d);

@@ -458,6 +458,19 @@ static int describe(const struct bpf_table *bt, uint64_t gen,
 	for (k = 0; k < bt->quotas.n; k++)
 		describe_quota(sb, bt, k);
 	describe_objs(sb, bt);
+	for (k = 0; k < bt->logs.n; k++) {
+		struct nftnl_expr *e = (struct nftnl_expr *)bt->logs.exprs[k];
+
+		cgfw_desc_put_log(sb, &(struct desc_log){
+			.id = k,
+			.prefix = (char *)(nftnl_expr_is_set(e, NFTNL_EXPR_LOG_PREFIX) ?
+				  nftnl_expr_get_str(e, NFTNL_EXPR_LOG_PREFIX) : ""),
+			.level = nftnl_expr_is_set(e, NFTNL_EXPR_LOG_LEVEL) ?
+				 nftnl_expr_get_u32(e, NFTNL_EXPR_LOG_LEVEL) : 4,
+			.ring_id = map_id(bt->maps[bt->log_ring].fd),
+			.lost_id = map_id(bt->maps[bt->logs.map].fd),
+		});
+	}
 	return sb->oom ? -ENOMEM : 0;
 }
 

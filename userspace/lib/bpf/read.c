@@ -376,6 +376,26 @@ static void add_quotas(struct model_table *mt, const struct link *l)
 	}
 }
 
+/* The log statements' records lost (no reader, a full ring buffer). */
+static void add_log_lost(struct model_table *mt, const struct link *l)
+{
+	const struct desc *d = &l->d;
+	uint64_t lost;
+	size_t i;
+	int fd;
+
+	for (i = 0; i < d->n_logs; i++) {
+		mt->logs = true;
+		fd = map_of_prog(l->prog, d->logs[i].lost_id);
+		if (fd < 0)
+			continue;
+		if (value_fits(fd, sizeof(lost)) &&
+		    !bpf_map_lookup_elem(fd, &d->logs[i].id, &lost))
+			mt->log_lost += lost;
+		close(fd);
+	}
+}
+
 /* The named counters, quotas and limits, with the state they have now. */
 static int add_objs(struct model_table *mt, const struct link *l)
 {
@@ -604,6 +624,7 @@ static int to_model(const char *name, const char *dir,
 		add_counters(mt, &ls->v[i]);
 	}
 	add_quotas(mt, p);
+	add_log_lost(mt, p);
 	ret = add_objs(mt, p);
 	mt->memory = table_memory(ls, d->gen);
 	for (i = 0; !ret && i < d->n_sets; i++)

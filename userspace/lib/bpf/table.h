@@ -94,7 +94,9 @@ struct bpf_table {
 		size_t map;		/* SIZE_MAX: none yet */
 		const void **exprs;	/* slot -> the expression */
 		size_t n;
-	} quotas, limits, counter_objs, numgens;
+	} quotas, limits, counter_objs, numgens,
+	  logs;			/* log statements: records lost, each */
+	size_t log_ring;		/* their ring buffer; SIZE_MAX: none */
 	struct bpf_prog_spec *progs;
 	size_t n_progs;
 };

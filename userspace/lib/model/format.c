@@ -536,6 +536,9 @@ static void text_table(struct strbuf *sb, const struct model_table *t,
 	cgfw_sb_adds(sb, "\n");
 	if (t->note)
 		cgfw_sb_addf(sb, "\t# %s\n", t->note);
+	if (t->logs)
+		cgfw_sb_addf(sb, "\t# log records lost: %llu (cgfw daemon reads them into the kernel log)\n",
+			     (unsigned long long)t->log_lost);
 	for (i = 0; i < t->n_objs; i++, first = false) {
 		if (!first)
 			cgfw_sb_adds(sb, "\n");
@@ -766,6 +769,8 @@ static void json_table(struct cgfw_json *j, const struct model_table *t)
 		cgfw_json_kv_u64(j, "memory", t->memory);
 	if (t->note)
 		cgfw_json_kv_str(j, "note", t->note);
+	if (t->logs)
+		cgfw_json_kv_u64(j, "log_records_lost", t->log_lost);
 	cgfw_json_obj_close(j);
 	cgfw_json_obj_close(j);
 	cgfw_json_obj_close(j);

@@ -100,6 +100,8 @@ struct model_table {
 	uint64_t generation;	/* which apply made it */
 	uint64_t memory;	/* bytes the kernel holds for it, 0: unknown */
 	char *note;		/* what is not as applied (an interrupted apply) */
+	bool logs;		/* bpf: its log statements need a reader */
+	uint64_t log_lost;	/* records they could not write */
 	struct model_set *sets;
 	size_t n_sets;
 	struct model_chain *chains;

@@ -535,6 +535,94 @@ static void gen_counter_obj(struct cg *g, uint32_t slot)
 	cgfw_em_bind(g->em, skip);
 }
 
+/* ---- log ---- */
+
+/*
+ * log [prefix P] [level L]: a record to the table's ring buffer
+ * (struct cgfw_log_rec), for a reader to write to the kernel log; a full
+ * buffer (no reader) counts the record lost, for cgfw list. The verdict
+ * is never changed. log group (nfnetlink_log), level audit and flags
+ * (which need the socket's group or the link-layer header) are refused.
+ */
+static void gen_log(struct cg *g, struct nftnl_expr *e)
+{
+	uint32_t level = nftnl_expr_is_set(e, NFTNL_EXPR_LOG_LEVEL) ?
+			 nftnl_expr_get_u32(e, NFTNL_EXPR_LOG_LEVEL) : 4;
+	uint32_t flags = nftnl_expr_get_u32(e, NFTNL_EXPR_LOG_FLAGS);
+	int S = STK_SCRATCH, got = cgfw_em_label(g->em);
+	int done = cgfw_em_label(g->em), short_pkt = cgfw_em_label(g->em);
+	int submit = cgfw_em_label(g->em);
+	uint64_t zero = 0;
+	uint32_t slot;
+
+	if (nftnl_expr_is_set(e, NFTNL_EXPR_LOG_GROUP)) {
+		cgfw_cg_refuse(g, "log group (nfnetlink_log, which a CGROUP_SKB program cannot reach)");
+		return;
+	}
+	if (level > 7 || flags) {
+		cgfw_cg_refuse(g, "log %s", level > 7 ? "level audit" :
+			       "flags (tcp sequence and options, ip options, skuid, ether)");
+		return;
+	}
+	slot = cgfw_cg_state_slot(g, &g->bt->logs, e, "cgfw_loglost", &zero, 8,
+				  false);
+	if (g->err)
+		return;
+	if (g->bt->log_ring == SIZE_MAX) {
+		g->bt->log_ring = cgfw_cg_new_map(g, "cgfw_log",
+						  BPF_MAP_TYPE_RINGBUF, 0, 0,
+						  CGFW_LOG_RING);
+		if (g->err)
+			return;
+	}
+	cgfw_em_ld_imm64(g->em, BPF_REG_1, BPF_PSEUDO_MAP_FD,
+			 MAP_IDX_BIAS + g->bt->log_ring);
+	E(I_MOV64_IMM(BPF_REG_2, sizeof(struct cgfw_log_rec)));
+	E(I_MOV64_IMM(BPF_REG_3, 0));
+	E(I_CALL(BPF_FUNC_ringbuf_reserve));
+	cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, got);
+	/* no room: lost */
+	E(I_ST(BPF_W, BPF_REG_10, S, slot));
+	cgfw_cg_map_lookup(g, g->bt->logs.map, S);
+	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, done);
+	E(I_MOV64_IMM(BPF_REG_1, 1));
+	E(((struct bpf_insn){ .code = BPF_STX | BPF_DW | BPF_ATOMIC,
+	   .dst_reg = BPF_REG_0, .src_reg = BPF_REG_1, .imm = BPF_ADD }));
+	cgfw_em_goto(g->em, done);
+
+	cgfw_em_bind(g->em, got);
+	E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_0, S + 56));
+	E(I_ST(BPF_W, BPF_REG_0, offsetof(struct cgfw_log_rec, id), slot));
+	E(I_LDX(BPF_W, BPF_REG_1, R_CTX, offsetof(struct __sk_buff, ifindex)));
+	E(I_STX(BPF_W, BPF_REG_0, BPF_REG_1,
+		offsetof(struct cgfw_log_rec, ifindex)));
+	E(I_LDX(BPF_W, BPF_REG_1, R_CTX, offsetof(struct __sk_buff, mark)));
+	E(I_STX(BPF_W, BPF_REG_0, BPF_REG_1, offsetof(struct cgfw_log_rec, mark)));
+	E(I_STX(BPF_B, BPF_REG_0, R_NFPROTO,
+		offsetof(struct cgfw_log_rec, nfproto)));
+	E(I_ST(BPF_B, BPF_REG_0, offsetof(struct cgfw_log_rec, dir),
+	       g->p->dir));
+	E(I_ST(BPF_W, BPF_REG_0, offsetof(struct cgfw_log_rec, pad), 0));
+	E(I_LDX(BPF_W, BPF_REG_4, R_CTX, offsetof(struct __sk_buff, len)));
+	E(I_STX(BPF_W, BPF_REG_0, BPF_REG_4, offsetof(struct cgfw_log_rec, len)));
+	cgfw_em_jmp_imm(g->em, BPF_JLE, BPF_REG_4, CGFW_LOG_SNAP, short_pkt);
+	E(I_MOV64_IMM(BPF_REG_4, CGFW_LOG_SNAP));
+	cgfw_em_bind(g->em, short_pkt);
+	E(I_STX(BPF_H, BPF_REG_0, BPF_REG_4,
+		offsetof(struct cgfw_log_rec, caplen)));
+	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_4, 0, submit);
+	E(I_MOV64_REG(BPF_REG_1, R_CTX));
+	E(I_MOV64_IMM(BPF_REG_2, 0));
+	E(I_MOV64_REG(BPF_REG_3, BPF_REG_0));
+	E(I_ALU64_IMM(BPF_ADD, BPF_REG_3, offsetof(struct cgfw_log_rec, data)));
+	E(I_CALL(BPF_FUNC_skb_load_bytes));
+	cgfw_em_bind(g->em, submit);
+	E(I_LDX(BPF_DW, BPF_REG_1, BPF_REG_10, S + 56));
+	E(I_MOV64_IMM(BPF_REG_2, 0));
+	E(I_CALL(BPF_FUNC_ringbuf_submit));
+	cgfw_em_bind(g->em, done);
+}
+
 /* ---- meters ---- */
 
 static int one_stmt(struct nftnl_expr *e, void *data)
@@ -2259,6 +2347,8 @@ static void gen_expr(struct cg *g, struct nftnl_expr *e, int next, int ret,
 		gen_numgen(g, e, next);
 	else if (!strcmp(name, "objref"))
 		gen_objref(g, e, next);
+	else if (!strcmp(name, "log"))
+		gen_log(g, e);
 	else if (!strcmp(name, "dynset"))
 		gen_dynset(g, e, next);
 	else if (!strcmp(name, "exthdr"))

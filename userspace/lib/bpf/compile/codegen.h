@@ -121,6 +121,27 @@ struct limit_args {
 	bool pkts, invert;
 };
 
+/*
+ * log: what a program writes to the table's ring buffer for each packet
+ * a log statement sees (bpf/log.c reads it, cgfw daemon puts it in the
+ * kernel log as nf_log writes its lines): the statement, the device, the
+ * packet's length and mark, its family and direction, and its first
+ * CGFW_LOG_SNAP bytes from the network header.
+ */
+#define CGFW_LOG_SNAP	128
+#define CGFW_LOG_RING	(256 * 1024)
+struct cgfw_log_rec {
+	uint32_t id;		/* the log statement: its slot */
+	uint32_t ifindex;
+	uint32_t len;
+	uint32_t mark;
+	uint8_t nfproto;
+	uint8_t dir;		/* enum cgfw_dir */
+	uint16_t caplen;
+	uint32_t pad;
+	uint8_t data[CGFW_LOG_SNAP];
+};
+
 /* The statement of add or update @set { KEY STATEMENT }, or NULL. */
 struct nftnl_expr *cgfw_bpf_dynset_stmt(const struct nftnl_expr *dynset,
 					 bool *several);

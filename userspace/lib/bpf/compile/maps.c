@@ -367,6 +367,7 @@ void cgfw_bpf_table_release(struct bpf_table *bt)
 	free(bt->limits.exprs);
 	free(bt->counter_objs.exprs);
 	free(bt->numgens.exprs);
+	free(bt->logs.exprs);
 	memset(bt, 0, sizeof(*bt));
 }
 
@@ -447,6 +448,8 @@ static int compile_table(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 	bt->limits.map = SIZE_MAX;
 	bt->counter_objs.map = SIZE_MAX;
 	bt->numgens.map = SIZE_MAX;
+	bt->logs.map = SIZE_MAX;
+	bt->log_ring = SIZE_MAX;
 	list_for_each_entry(s, &t->sets, list) {
 		ret = set_to_map(ctx, rs, bt, s);
 		if (ret)
