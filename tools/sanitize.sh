@@ -1,7 +1,8 @@
 #!/bin/bash
 # make check's sanitizer stage: cgfw built with AddressSanitizer and
 # UndefinedBehaviorSanitizer (in BUILD-san), and the unit, golden,
-# bad-input, selftest, command-line, large-set and kill-at-every-step
+# bad-input, selftest, command-line, large-set, named-object, meter,
+# meta-key, log and kill-at-every-step
 # tests run with it (the last: the recovery after a kill at each step).
 # Any report from cgfw's own code fails: ASan and UBSan stop the process,
 # and LeakSanitizer makes it exit non-zero at the end; the leaks of the
@@ -27,4 +28,4 @@ fi
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=86:detect_odr_violation=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=87
 export LSAN_OPTIONS=suppressions=$top/selftests/sanitizers/lsan.supp:print_suppressions=0
-CGFW_TESTS="unit golden bad selftests crafted cli large kill-steps" exec tools/run-tests.sh "$SAN"
+CGFW_TESTS="unit golden bad selftests crafted cli large objects dynamic meta log kill-steps" exec tools/run-tests.sh "$SAN"

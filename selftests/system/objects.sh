@@ -1,6 +1,7 @@
 #!/bin/bash
 # Named stateful objects (counter, quota, limit declared in a table and
-# used by name): with each backend this kernel has, real datagrams
+# used by name; names of 2, 4 and 8 characters, which nft sends without
+# their NUL): with each backend this kernel has, real datagrams
 # meet them as nft says, "cgfw list" (text and JSON) shows their live
 # values, a re-apply makes them again, and delete takes them away; the
 # same with the bpf backend, which refuses the other kinds (ct helper ...)
@@ -13,13 +14,13 @@ cat > "$work/obj.nft" <<EOT
 table cgroup objs {
 	counter c1 { }
 	counter cu { packets 5 bytes 100 }
-	quota q1 { over 100 bytes }
-	limit l1 { rate 1/minute burst 2 packets }
+	quota qota { over 100 bytes }
+	limit limit8ch { rate 1/minute burst 2 packets }
 	chain out {
 		type filter hook egress cgroup "$cg" priority 0; policy accept;
 		udp dport 10 counter name "c1"
-		udp dport 9 quota name "q1" drop
-		udp dport 11 limit name "l1" accept
+		udp dport 9 quota name "qota" drop
+		udp dport 11 limit name "limit8ch" accept
 		udp dport 11 drop
 	}
 }
@@ -56,7 +57,7 @@ for b in $backends; do
 	check "$b: and a counter no rule uses, as declared" \
 		bash -c "'$CGFW' list objs | grep -A1 'counter cu {' | grep -q 'packets 5 bytes 100'"
 	check "$b: and the quota used up" \
-		bash -c "'$CGFW' list objs | grep -A1 'quota q1 {' | grep -q 'over 100 bytes used'"
+		bash -c "'$CGFW' list objs | grep -A1 'quota qota {' | grep -q 'over 100 bytes used'"
 	check "$b: list -j has them as nft -j writes them" \
 		json "assert o['counter']['name'] == 'c1' and o['counter']['packets'] == 3
 assert o['quota']['bytes'] == 100 and o['quota']['inv'] and o['quota']['used'] >= 90
@@ -67,8 +68,8 @@ assert o['limit']['rate'] == 1 and o['limit']['per'] == 'minute' and o['limit'][
 			 [ \$('$CGFW' list objs | grep -c '# handle') -eq 0 ]"
 	if [ "$b" = nft-emulated ]; then
 		check "$b: ... the kernel's own (nft -a)" \
-			bash -c "h=\$('$CGFW' list -a objs | sed -n 's/.*quota name \"q1\" drop # handle \\([0-9]*\\)\$/\\1/p') &&
-				 nft -a list chain inet cgfw_objs out | grep -q \"quota name \\\"q1\\\" drop # handle \$h\\\$\""
+			bash -c "h=\$('$CGFW' list -a objs | sed -n 's/.*quota name \"qota\" drop # handle \\([0-9]*\\)\$/\\1/p') &&
+				 nft -a list chain inet cgfw_objs out | grep -q \"quota name \\\"qota\\\" drop # handle \$h\\\$\""
 	fi
 	check "$b: applied again, they start again (the quota passes again)" \
 		bash -c "'$CGFW' apply -b '$b' '$work/obj.nft' && '$CGFW' list objs | grep -A1 'counter c1 {' | grep -q 'packets 0 bytes 0'"

@@ -54,6 +54,7 @@
 #include "base/list.h"
 #include "base/hash.h"
 #include "front/capture.h"
+#include "nl/netlink.h"
 
 #if defined(__x86_64__)
 #define CAPTURE_ARCH AUDIT_ARCH_X86_64
@@ -705,11 +706,11 @@ static bool stream_rule(struct cgfw_capture *cap, const struct naming *nm,
 			const struct nlmsghdr *from)
 {
 	struct nftnl_rule *r = nftnl_rule_alloc();
+	struct nlmsghdr *nlh, *named = cgfw_rule_with_names(from);
 	struct rule_names rn = { .nm = nm };
-	struct nlmsghdr *nlh;
 	bool ok = false;
 
-	if (!r || nftnl_rule_nlmsg_parse(from, r) < 0)
+	if (!r || !named || nftnl_rule_nlmsg_parse(named, r) < 0)
 		goto out;
 	rn.table = nftnl_rule_get_str(r, NFTNL_RULE_TABLE);
 	if (!rn.table || nftnl_expr_foreach(r, rename_expr, &rn) < 0)
@@ -721,6 +722,7 @@ static bool stream_rule(struct cgfw_capture *cap, const struct naming *nm,
 		ok = true;
 	}
 out:
+	free(named);
 	if (r)
 		nftnl_rule_free(r);
 	return ok;

@@ -175,13 +175,16 @@ static int elem_msg(struct rb_state *st, const struct nlmsghdr *nlh)
 
 static int rule_msg(struct rb_state *st, const struct nlmsghdr *nlh)
 {
+	struct nlmsghdr *named = cgfw_rule_with_names(nlh);
 	struct nftnl_rule *nr = nftnl_rule_alloc();
 	struct ir_rule *r = NULL;
 	struct ir_table *t;
 	struct ir_chain *c;
 
-	if (!nr || nftnl_rule_nlmsg_parse(nlh, nr) < 0)
+	if (!nr || !named || nftnl_rule_nlmsg_parse(named, nr) < 0)
 		goto err;
+	free(named);
+	named = NULL;
 	t = table_of(st, nftnl_rule_get_str(nr, NFTNL_RULE_TABLE));
 	c = t ? cgfw_ir_find_chain(t, nftnl_rule_get_str(nr, NFTNL_RULE_CHAIN)) :
 		NULL;
@@ -196,6 +199,7 @@ static int rule_msg(struct rb_state *st, const struct nlmsghdr *nlh)
 	list_add_tail(&r->list, &c->rules);
 	return 0;
 err:
+	free(named);
 	if (nr)
 		nftnl_rule_free(nr);
 	free(r);

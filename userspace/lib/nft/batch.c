@@ -604,7 +604,7 @@ static struct nftnl_rule *rule_clone(struct build *b,
 	struct nftnl_rule *copy = nftnl_rule_alloc();
 	struct refs rf = { .b = b };
 	struct fix f = { .rf = &rf };
-	struct nlmsghdr *nlh;
+	struct nlmsghdr *nlh, *named = NULL;
 
 	if (!copy)
 		return NULL;
@@ -614,11 +614,14 @@ static struct nftnl_rule *rule_clone(struct build *b,
 	if (nlh->nlmsg_len > SCRATCH_SIZE)
 		goto err;
 	rename_refs(nlh, &rf);
-	if (nftnl_rule_nlmsg_parse(nlh, copy) < 0)
+	named = cgfw_rule_with_names(nlh);
+	if (!named || nftnl_rule_nlmsg_parse(named, copy) < 0)
 		goto err;
+	free(named);
 	nftnl_expr_foreach(copy, fix_expr, &f);
 	return copy;
 err:
+	free(named);
 	nftnl_rule_free(copy);
 	return NULL;
 }

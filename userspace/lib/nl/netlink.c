@@ -334,3 +334,72 @@ int cgfw_nl_dump(struct mnl_socket *nl, struct nlmsghdr *req,
 			return 0;
 	}
 }
+
+/* Copy attribute @a into @nlh; an objref's names with their NUL. */
+static void copy_attr(struct nlmsghdr *nlh, const struct nlattr *a,
+		      int depth, bool objref)
+{
+	const struct nlattr *x, *name = NULL;
+	struct nlattr *nest;
+	uint16_t type = mnl_attr_get_type(a);
+
+	if (depth == 3 && objref && (type == NFTA_OBJREF_IMM_NAME ||
+				     type == NFTA_OBJREF_SET_NAME)) {
+		mnl_attr_put(nlh, a->nla_type, mnl_attr_get_payload_len(a),
+			     mnl_attr_get_payload(a));
+		nest = (struct nlattr *)((char *)nlh + nlh->nlmsg_len -
+			MNL_ALIGN(a->nla_len));
+		if (!mnl_attr_get_payload_len(a) ||
+		    ((char *)mnl_attr_get_payload(a))
+		    [mnl_attr_get_payload_len(a) - 1]) {
+			/* one more byte, 0: the padding has room or grows */
+			nlh->nlmsg_len -= MNL_ALIGN(nest->nla_len);
+			nest->nla_len++;
+			((char *)nest)[nest->nla_len - 1] = 0;
+			nlh->nlmsg_len += MNL_ALIGN(nest->nla_len);
+		}
+		return;
+	}
+	/* the expressions' list, an element, an objref's data: nests */
+	if ((depth == 0 && type == NFTA_RULE_EXPRESSIONS) ||
+	    (depth == 1 && type == NFTA_LIST_ELEM) ||
+	    (depth == 2 && type == NFTA_EXPR_DATA && objref)) {
+		nest = mnl_attr_nest_start(nlh, type);
+		if (depth == 1)
+			mnl_attr_for_each_nested(x, a)
+				if (mnl_attr_get_type(x) == NFTA_EXPR_NAME)
+					name = x;
+		objref = depth == 2 || (name &&
+			 !strncmp(mnl_attr_get_payload(name), "objref",
+				  mnl_attr_get_payload_len(name)) &&
+			 mnl_attr_get_payload_len(name) >= 6);
+		mnl_attr_for_each_nested(x, a)
+			copy_attr(nlh, x, depth + 1, objref);
+		mnl_attr_nest_end(nlh, nest);
+		return;
+	}
+	mnl_attr_put(nlh, a->nla_type, mnl_attr_get_payload_len(a),
+		     mnl_attr_get_payload(a));
+}
+
+/*
+ * libnftnl 1.2.4 writes an objref's names (counter name "c1") without
+ * their NUL (mnl_attr_put_str()) and reads them with strdup(): from nft's
+ * batch, where the kernel's dumps have the NUL, a name of 4, 8, ... bytes
+ * ran into what follows (and the stream of nft's batch that the compile
+ * reads, front/capture.c, has them as nft sent them). A copy of @from
+ * with those names ended, in a malloc()ed buffer.
+ */
+struct nlmsghdr *cgfw_rule_with_names(const struct nlmsghdr *from)
+{
+	struct nlmsghdr *nlh = calloc(1, from->nlmsg_len + 4096);
+	const struct nlattr *a;
+
+	if (!nlh)
+		return NULL;
+	memcpy(nlh, from, MNL_NLMSG_HDRLEN + sizeof(struct nfgenmsg));
+	nlh->nlmsg_len = MNL_NLMSG_HDRLEN + MNL_ALIGN(sizeof(struct nfgenmsg));
+	mnl_attr_for_each(a, from, sizeof(struct nfgenmsg))
+		copy_attr(nlh, a, 0, false);
+	return nlh;
+}

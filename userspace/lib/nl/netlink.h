@@ -72,4 +72,11 @@ typedef int (*cgfw_nl_cb)(const struct nlmsghdr *nlh, void *data);
 int cgfw_nl_dump(struct mnl_socket *nl, struct nlmsghdr *req, cgfw_nl_cb cb,
 		 void *data);
 
+/*
+ * A copy of nf_tables rule message @from whose objref names end with a
+ * NUL, as libnftnl's parser needs them (malloc()ed; NULL when out of
+ * memory): libnftnl 1.2.4 writes them without it.
+ */
+struct nlmsghdr *cgfw_rule_with_names(const struct nlmsghdr *from);
+
 #endif /* CGFW_NL_NETLINK_H */
