@@ -6,16 +6,21 @@
 # target) and by the bpf backend must give the same lines, but for the
 # prefix and the IP ID; then a log no one reads counts what it loses.
 # nf_log writes nothing for a network namespace other than the first
-# unless net.netfilter.nf_log_all_netns is 1: set for the test, and put
-# back after.
+# unless net.netfilter.nf_log_all_netns is 1, and the daemon writes to
+# the kernel log only with kernel.printk_devkmsg on (else the kernel
+# keeps 10 lines in 5 s of it): both set for the test, and put back.
 set -u
 . "$(dirname "$0")/../lib/lib.sh"
 if [ -z "${CGFW_IN_NS:-}" ] && [ "$(id -u)" = 0 ]; then
-	was=$(cat /proc/sys/net/netfilter/nf_log_all_netns 2>/dev/null)
-	echo 1 > /proc/sys/net/netfilter/nf_log_all_netns 2>/dev/null
+	all=/proc/sys/net/netfilter/nf_log_all_netns
+	devkmsg=/proc/sys/kernel/printk_devkmsg
+	was=$(cat $all 2>/dev/null) was_devkmsg=$(cat $devkmsg 2>/dev/null)
+	echo 1 > $all 2>/dev/null
+	echo on > $devkmsg 2>/dev/null
 	CGFW_IN_NS=1 unshare -n -m "$0" "$@"
 	rc=$?
-	[ -n "$was" ] && echo "$was" > /proc/sys/net/netfilter/nf_log_all_netns
+	[ -n "$was" ] && echo "$was" > $all
+	[ -n "$was_devkmsg" ] && echo "$was_devkmsg" > $devkmsg
 	exit $rc
 fi
 ns_setup log
@@ -114,6 +119,19 @@ check "bpf: the same 5 lines as nf_log's, but the prefix and the IP ID" \
 [ "$bpf_lines" = "$nft_lines" ] ||
 	diff <(echo "$nft_lines") <(echo "$bpf_lines") | sed 's/^/# /'
 
+kill $daemon
+wait $daemon 2>/dev/null
+# where the kernel would keep 10 lines in 5 s of the daemon's, they go to
+# its standard error, the journal's, with their level
+echo ratelimit > /proc/sys/kernel/printk_devkmsg
+"$CGFW" daemon -b bpf -d "$work/d" --no-guard 2> "$work/daemon2.log" &
+daemon=$!
+wait_for 10 grep -q "reading the log records of 1 bpf tables" "$work/daemon2.log"
+traffic
+check "with kernel.printk_devkmsg=ratelimit, the lines go to the daemon's standard error, said once" \
+	bash -c "wait_for() { local end=\$((SECONDS + 10)); until grep -q '^<4>cgfw-bpf-$$: IN= OUT=lo SRC=127.0.0.1' '$work/daemon2.log'; do [ \$SECONDS -ge \$end ] && return 1; sleep 0.1; done; }; wait_for &&
+		 grep -q 'log lines go to standard error' '$work/daemon2.log' &&
+		 [ \$(grep -c '^<.>cgfw-bpf-$$: ' '$work/daemon2.log') = 5 ]"
 kill $daemon
 wait $daemon 2>/dev/null
 # no reader: 256 KiB of records, 160 bytes each, then the rest lost

@@ -970,6 +970,30 @@ static int check_dir(const struct daemon *d)
 	return 0;
 }
 
+/*
+ * The kernel log, for the bpf tables' log lines, where the kernel takes
+ * all of them: with printk_devkmsg=ratelimit (its default) it keeps 10
+ * lines in 5 s from us and drops the rest without a word, so they go to
+ * standard error (the journal) instead. -1: standard error.
+ */
+static int open_kmsg(void)
+{
+	char mode[32] = "";
+	FILE *f = fopen("/proc/sys/kernel/printk_devkmsg", "re");
+
+	if (f) {
+		if (!fgets(mode, sizeof(mode), f))
+			mode[0] = '\0';
+		fclose(f);
+	}
+	if (strncmp(mode, "on", 2)) {
+		say("the bpf tables' log lines go to standard error: the kernel takes at most 10 lines in 5 s from a program while kernel.printk_devkmsg is not on (it is %s)",
+		    mode[0] ? strtok(mode, "\n") : "unknown");
+		return -1;
+	}
+	return open("/dev/kmsg", O_WRONLY | O_CLOEXEC);
+}
+
 /* A bpf table's log line, where nf_log would have put it. */
 static void log_line(int level, const char *line, void *data)
 {
@@ -981,7 +1005,7 @@ static void log_line(int level, const char *line, void *data)
 	if (n >= (int)sizeof(buf))
 		n = sizeof(buf) - 1;
 	if (d->kmsg < 0 || write(d->kmsg, buf, n) < 0)
-		fprintf(stderr, "%s\n", line);
+		fprintf(stderr, "<%d>%s\n", level, line);	/* the journal's */
 }
 
 /*
@@ -1046,7 +1070,7 @@ int cgfw_cli_daemon(struct cgfw_ctx *ctx, const struct cgfw_daemon_opts *o)
 	pfd[1] = (struct pollfd){ .fd = d.sig, .events = POLLIN };
 	pfd[2] = (struct pollfd){ .fd = d.mon, .events = POLLIN };
 	pfd[3] = (struct pollfd){ .fd = -1, .events = POLLIN };
-	d.kmsg = open("/dev/kmsg", O_WRONLY | O_CLOEXEC);
+	d.kmsg = open_kmsg();
 	if (cgfw_log_reader__new(ctx, log_line, &d, NULL, &d.log))
 		say_error(&d);
 	else

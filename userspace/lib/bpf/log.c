@@ -36,6 +36,9 @@ struct log_source {
 	int fd;
 };
 
+/* Records a read takes at most: a flood does not keep its caller. */
+#define READ_MAX 4096
+
 struct cgfw_log_reader {
 	struct cgfw_ctx *ctx;
 	cgfw_log_line_fn fn;
@@ -43,6 +46,7 @@ struct cgfw_log_reader {
 	struct ring_buffer *rb;
 	struct log_source *src;
 	size_t n_src;
+	size_t n_read;		/* in this read */
 };
 
 static uint16_t be16(const uint8_t *p)
@@ -213,22 +217,28 @@ static int on_record(void *ctx, void *data, size_t size)
 	if (!sb.oom)
 		s->r->fn(l->level, sb.buf, s->r->data);
 	cgfw_sb_release(&sb);
-	return 0;
+	/* enough for one read: the rest waits for the next */
+	return ++s->r->n_read < READ_MAX ? 0 : -EAGAIN;
+}
+
+static void free_sources(struct log_source *src, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(src[i].table);
+		cgfw_desc_release(&src[i].d);
+		if (src[i].fd >= 0)
+			close(src[i].fd);
+	}
+	free(src);
 }
 
 static void sources_release(struct cgfw_log_reader *r)
 {
-	size_t i;
-
 	ring_buffer__free(r->rb);
 	r->rb = NULL;
-	for (i = 0; i < r->n_src; i++) {
-		free(r->src[i].table);
-		cgfw_desc_release(&r->src[i].d);
-		if (r->src[i].fd >= 0)
-			close(r->src[i].fd);
-	}
-	free(r->src);
+	free_sources(r->src, r->n_src);
 	r->src = NULL;
 	r->n_src = 0;
 }
@@ -263,22 +273,62 @@ static int add_source(struct cgfw_log_reader *r, const char *name)
 	return s->table ? 0 : -ENOMEM;
 }
 
+/* The ring buffers @r reads: their ids, in order, @ids of @n (malloc()ed). */
+static uint32_t *ring_ids(const struct log_source *src, size_t n)
+{
+	uint32_t *ids = calloc(n + 1, sizeof(*ids));
+	size_t i;
+
+	for (i = 0; ids && i < n; i++)
+		ids[i] = src[i].d.logs[0].ring_id;
+	return ids;
+}
+
 CGFW_API int cgfw_log_reader__refresh(struct cgfw_log_reader *r)
 {
+	struct log_source *old;
+	uint32_t *before, *after;
 	struct dirent *de;
-	size_t i;
+	size_t i, n_old;
 	DIR *dir;
 	int ret = 0;
 
 	if (!r)
 		return libcgfw_err(-EINVAL);
-	sources_release(r);
+	/* what is waiting is read before its buffer may go */
+	cgfw_log_reader__read(r);
+	before = ring_ids(r->src, r->n_src);
+	old = r->src;
+	n_old = r->n_src;
+	r->src = NULL;
+	r->n_src = 0;
 	dir = opendir(CGFW_PIN_ROOT);
 	while (dir && !ret && (de = readdir(dir)))
 		if (de->d_name[0] != '.')
 			ret = add_source(r, de->d_name);
 	if (dir)
 		closedir(dir);
+	after = ring_ids(r->src, r->n_src);
+	if (!ret && before && after && n_old == r->n_src &&
+	    !memcmp(before, after, n_old * sizeof(*before))) {
+		/* the same buffers: the ones read stay, the new copies go */
+		struct log_source *same = r->src;
+		size_t n = r->n_src;
+
+		r->src = old;
+		r->n_src = n_old;
+		old = same;
+		n_old = n;
+		free_sources(old, n_old);
+		free(before);
+		free(after);
+		return 0;
+	}
+	free(before);
+	free(after);
+	ring_buffer__free(r->rb);
+	r->rb = NULL;
+	free_sources(old, n_old);
 	for (i = 0; !ret && i < r->n_src; i++) {
 		if (!r->rb) {
 			r->rb = ring_buffer__new(r->src[i].fd, on_record,
@@ -305,8 +355,9 @@ CGFW_API int cgfw_log_reader__read(struct cgfw_log_reader *r)
 		return libcgfw_err(-EINVAL);
 	if (!r->rb)
 		return 0;
+	r->n_read = 0;
 	ret = ring_buffer__consume(r->rb);
-	return ret < 0 ? libcgfw_err(ret) : 0;
+	return ret < 0 && ret != -EAGAIN ? libcgfw_err(ret) : 0;
 }
 
 CGFW_API int cgfw_log_reader__fd(const struct cgfw_log_reader *r)

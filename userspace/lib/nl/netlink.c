@@ -392,7 +392,8 @@ static void copy_attr(struct nlmsghdr *nlh, const struct nlattr *a,
  */
 struct nlmsghdr *cgfw_rule_with_names(const struct nlmsghdr *from)
 {
-	struct nlmsghdr *nlh = calloc(1, from->nlmsg_len + 4096);
+	/* a name grows by 4 bytes at most: an attribute of 4 at least */
+	struct nlmsghdr *nlh = calloc(1, 2 * (size_t)from->nlmsg_len + 64);
 	const struct nlattr *a;
 
 	if (!nlh)

@@ -610,7 +610,8 @@ static void gen_log(struct cg *g, struct nftnl_expr *e)
 	cgfw_em_bind(g->em, short_pkt);
 	E(I_STX(BPF_H, BPF_REG_0, BPF_REG_4,
 		offsetof(struct cgfw_log_rec, caplen)));
-	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_4, 0, submit);
+	/* JLE, not JEQ: verifiers before 6.8 narrow r4 to [1, 128] so only */
+	cgfw_em_jmp_imm(g->em, BPF_JLE, BPF_REG_4, 0, submit);
 	E(I_MOV64_REG(BPF_REG_1, R_CTX));
 	E(I_MOV64_IMM(BPF_REG_2, 0));
 	E(I_MOV64_REG(BPF_REG_3, BPF_REG_0));
