@@ -124,6 +124,7 @@ struct daemon {
 	/* the bpf tables' log records, to the kernel log */
 	struct cgfw_log_reader *log;
 	int kmsg;			/* /dev/kmsg, or -1: standard error */
+	char devkmsg[32];		/* kernel.printk_devkmsg */
 	double log_due;			/* when to look for tables that log */
 	bool lost;			/* notifications were lost */
 	struct entry *v;
@@ -976,21 +977,18 @@ static int check_dir(const struct daemon *d)
  * lines in 5 s from us and drops the rest without a word, so they go to
  * standard error (the journal) instead. -1: standard error.
  */
-static int open_kmsg(void)
+static int open_kmsg(struct daemon *d)
 {
-	char mode[32] = "";
 	FILE *f = fopen("/proc/sys/kernel/printk_devkmsg", "re");
 
+	snprintf(d->devkmsg, sizeof(d->devkmsg), "unknown");
 	if (f) {
-		if (!fgets(mode, sizeof(mode), f))
-			mode[0] = '\0';
+		if (fgets(d->devkmsg, sizeof(d->devkmsg), f))
+			d->devkmsg[strcspn(d->devkmsg, "\n")] = '\0';
 		fclose(f);
 	}
-	if (strncmp(mode, "on", 2)) {
-		say("the bpf tables' log lines go to standard error: the kernel takes at most 10 lines in 5 s from a program while kernel.printk_devkmsg is not on (it is %s)",
-		    mode[0] ? strtok(mode, "\n") : "unknown");
+	if (strcmp(d->devkmsg, "on"))
 		return -1;
-	}
 	return open("/dev/kmsg", O_WRONLY | O_CLOEXEC);
 }
 
@@ -1021,9 +1019,14 @@ static void log_scan(struct daemon *d, struct pollfd *pfd)
 	if (cgfw_log_reader__refresh(d->log))
 		say_error(d);
 	pfd->fd = cgfw_log_reader__fd(d->log);
-	if (cgfw_log_reader__tables(d->log) != before)
+	if (cgfw_log_reader__tables(d->log) == before)
+		return;
+	if (d->kmsg >= 0)
 		say("reading the log records of %zu bpf tables into the kernel log",
 		    cgfw_log_reader__tables(d->log));
+	else
+		say("reading the log records of %zu bpf tables into standard error (the kernel log takes 10 lines in 5 s from a program while kernel.printk_devkmsg is %s, not on)",
+		    cgfw_log_reader__tables(d->log), d->devkmsg);
 }
 
 int cgfw_cli_daemon(struct cgfw_ctx *ctx, const struct cgfw_daemon_opts *o)
@@ -1070,7 +1073,7 @@ int cgfw_cli_daemon(struct cgfw_ctx *ctx, const struct cgfw_daemon_opts *o)
 	pfd[1] = (struct pollfd){ .fd = d.sig, .events = POLLIN };
 	pfd[2] = (struct pollfd){ .fd = d.mon, .events = POLLIN };
 	pfd[3] = (struct pollfd){ .fd = -1, .events = POLLIN };
-	d.kmsg = open_kmsg();
+	d.kmsg = open_kmsg(&d);
 	if (cgfw_log_reader__new(ctx, log_line, &d, NULL, &d.log))
 		say_error(&d);
 	else
