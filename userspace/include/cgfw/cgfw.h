@@ -250,15 +250,18 @@ CGFW_API int cgfw_log_reader__new(struct cgfw_ctx *ctx, cgfw_log_line_fn fn,
 				  struct cgfw_log_reader **out);
 /*
  * Find the ring buffers of the bpf tables installed now (after an apply
- * or a delete; records already there are kept for the next read). Then
- * cgfw_log_reader__fd() may change.
+ * or a delete); the records waiting in those it read are read first, to
+ * @fn. Then cgfw_log_reader__fd() may change.
  */
 CGFW_API int cgfw_log_reader__refresh(struct cgfw_log_reader *r);
 /* How many tables it reads; 0: none logs. */
 CGFW_API size_t cgfw_log_reader__tables(const struct cgfw_log_reader *r);
 /* An fd that polls readable when records wait; -1 with no table. */
 CGFW_API int cgfw_log_reader__fd(const struct cgfw_log_reader *r);
-/* Every record waiting, each to @fn. Return: 0, or -errno. */
+/*
+ * The records waiting, each to @fn: 4,096 at most (poll again for the
+ * rest). Return: 0, or -errno.
+ */
 CGFW_API int cgfw_log_reader__read(struct cgfw_log_reader *r);
 CGFW_API void cgfw_log_reader__free(struct cgfw_log_reader *r);
 
