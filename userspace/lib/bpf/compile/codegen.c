@@ -415,17 +415,11 @@ static void gen_limit_state(struct cg *g, const void *key,
 	limit_run(g, a, max, cost, brk);
 }
 
+static struct limit_args stmt_limit(struct nftnl_expr *e);
+
 static void gen_limit(struct cg *g, struct nftnl_expr *e, int brk)
 {
-	struct limit_args a = {
-		.rate = nftnl_expr_get_u64(e, NFTNL_EXPR_LIMIT_RATE),
-		.unit = nftnl_expr_get_u64(e, NFTNL_EXPR_LIMIT_UNIT),
-		.burst = nftnl_expr_get_u32(e, NFTNL_EXPR_LIMIT_BURST),
-		.pkts = nftnl_expr_get_u32(e, NFTNL_EXPR_LIMIT_TYPE) ==
-			NFT_LIMIT_PKTS,
-		.invert = nftnl_expr_get_u32(e, NFTNL_EXPR_LIMIT_FLAGS) &
-			  NFT_LIMIT_F_INV,
-	};
+	struct limit_args a = stmt_limit(e);
 
 	gen_limit_state(g, e, &a, brk);
 }
