@@ -214,9 +214,10 @@ if grep -qw 'cgfw.systemd=1' /proc/cmdline; then
 		bash -c "! systemctl is-active --quiet cgfw && [ -z \"\$(systemctl list-unit-files cgfw.service --no-legend)\" ]"
 	after=$(snap)
 	left=$(diff <(echo "$before") <(echo "$after") | grep '^[<>]')
+	want=$(printf '> /etc/cgfw d 700\n> /etc/cgfw/web.nft f 600 %s' \
+		"$(stat -c %s /etc/cgfw/web.nft 2>/dev/null)")
 	check "and the machine is as it was, but for the administrator's rules (/etc/cgfw/web.nft)" \
-		test "$left" = "> /etc/cgfw d 700
-	> /etc/cgfw/web.nft f 600 $(stat -c %s /etc/cgfw/web.nft 2>/dev/null)"
+		test "$left" = "$want"
 	[ -n "$left" ] && printf '# left: %s\n' "$left"
 	for d in /etc /usr/local/share/man /usr/local/include /usr/local/lib \
 		 /usr/local/sbin; do
