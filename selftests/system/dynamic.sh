@@ -3,8 +3,8 @@
 # { ip daddr }), with every backend this kernel has: the same datagrams
 # meet the same verdicts, the listing shows what was added, a full set
 # ends the adding rule as nft does; meters (a limit, a quota, a counter
-# per element) meet the same datagrams as nft's; what the bpf backend
-# cannot do (a timeout) is refused at the rule.
+# per element) meet the same datagrams as nft's; timeouts, declared and
+# added; what the bpf backend cannot do is refused at the rule.
 set -u
 . "$(dirname "$0")/../lib/lib.sh"
 ns_setup dynamic
@@ -62,10 +62,86 @@ for b in $backends; do
 	check "$b: and the listing has it no more" test "$(elems)" = 127.0.0.2
 	"$CGFW" delete dyn
 done
-sed 's/flags dynamic/flags dynamic, timeout/' "$work/dyn.nft" > "$work/timeout.nft"
-check "bpf: a set with timeouts is refused, with what to use" \
-	bash -c "! '$CGFW' apply -b bpf '$work/timeout.nft' 2> '$work/timeout.err' &&
-		 grep -q 'the bpf backend cannot do set .seen. (timeouts.*; use the nft backend' '$work/timeout.err'"
+# timeouts: declared elements expire, rules add with a timeout; an update
+# gives one that expires its timeout again, an add leaves it (nft_dynset's
+# NFT_DYNSET_OP_UPDATE and _ADD); expired elements match no more and are
+# listed no more; the listing has nft's "timeout" and "expires". The short
+# timeouts are 8 s: a slow guest still sends within them.
+cat > "$work/tmo.nft" <<EOT
+table cgroup tmo {
+	set ban {
+		type ipv4_addr
+		flags timeout
+		timeout 1h
+		elements = { 127.0.0.1, 127.0.0.2 timeout 8s, 127.0.0.3 timeout 8s,
+			     127.0.0.4 timeout 8s }
+	}
+	set seen {
+		type ipv4_addr
+		size 16
+		flags dynamic, timeout
+	}
+	chain out {
+		type filter hook egress cgroup "$cg" priority 0; policy accept;
+		udp dport 31 update @ban { ip daddr timeout 1h }
+		udp dport 32 add @ban { ip daddr timeout 1h }
+		udp dport 33 add @seen { ip daddr timeout 8s }
+		udp dport 34 ip daddr @seen drop
+		udp dport 35 ip daddr != @ban drop
+		udp dport 30 ip daddr @ban drop
+	}
+}
+EOT
+# the elements of set $1 of table tmo, each "ADDR[ timeout S][ expires]"
+times() { "$CGFW" list -j tmo | python3 -c '
+import json, sys
+for o in json.load(sys.stdin)["nftables"]:
+    if o.get("set", {}).get("name") != sys.argv[1]:
+        continue
+    out = []
+    for e in o["set"].get("elem", []):
+        if isinstance(e, dict):
+            e = e["elem"]
+            v = e["val"] + (" timeout %d" % e["timeout"] if "timeout" in e else "")
+            e = v + (" expires" if "expires" in e else "")
+        out.append(e)
+    print(", ".join(sorted(out)))' "$1"; }
+for b in $backends; do
+	check "$b: a table with timeouts applies" "$CGFW" apply -b "$b" "$work/tmo.nft"
+	r=$(sends 127.0.0.1:30 127.0.0.2:30 127.0.0.5:30 127.0.0.3:31 127.0.0.4:32 127.0.0.6:33 127.0.0.6:34)
+	check "$b: elements with timeouts match until they expire; added with one too ($r)" \
+		test "$r" = ddppppd
+	t0=$SECONDS
+	check "$b: the listing has each element's timeout when it is not the set's, and when it expires ($(times ban))" \
+		test "$(times ban)" = "127.0.0.1 expires, 127.0.0.2 timeout 8 expires, 127.0.0.3 timeout 8 expires, 127.0.0.4 timeout 8 expires"
+	check "$b: ... and the set's timeout" \
+		bash -c "'$CGFW' list tmo | grep -q '^		timeout 1h$'"
+	check "$b: ... and what a rule added ($(times seen))" \
+		test "$(times seen)" = "127.0.0.6 timeout 8 expires"
+	sleep $((9 - (SECONDS - t0)))
+	r=$(sends 127.0.0.1:30 127.0.0.2:30 127.0.0.3:30 127.0.0.4:30 127.0.0.6:34 127.0.0.2:35 127.0.0.1:35)
+	check "$b: 9 s on, expired elements match no more: an update gave 127.0.0.3 an hour, an add left 127.0.0.4 ($r)" \
+		test "$r" = dpdppdp
+	check "$b: the expired are listed no more ($(times ban); $(times seen))" \
+		test "$(times ban); $(times seen)" = "127.0.0.1 expires, 127.0.0.3 timeout 8 expires; "
+	r=$(sends 127.0.0.2:32 127.0.0.2:30)
+	check "$b: an add of an expired element adds it again ($r)" test "$r" = pd
+	echo 'add element cgroup tmo ban { 127.0.0.7 timeout 8s }' > "$work/tmo-add.nft"
+	check "$b: cgfw update adds an element with a timeout" \
+		"$CGFW" update "$work/tmo-add.nft"
+	r=$(sends 127.0.0.7:30)
+	check "$b: ... which matches ($r) and is listed with it" \
+		bash -c "[ '$r' = d ] && '$CGFW' list tmo | grep -q '127.0.0.7 timeout 8s expires [0-9]s'"
+	"$CGFW" delete tmo
+done
+check "bpf: compile -o refuses declared elements that expire (a fill command cannot say from when)" \
+	bash -c "! '$CGFW' compile -b bpf -o '$work/tmo.o' '$work/tmo.nft' 2> '$work/tmo-o.err' &&
+		 grep -q \"set 'ban' of table 'tmo' has elements that expire\" '$work/tmo-o.err' && [ ! -e '$work/tmo.o' ]"
+sed 's/flags dynamic, timeout/&\n\t\telements = { 127.0.0.9 }/; s/udp dport 33 add @seen { ip daddr timeout 8s }/udp dport 33 update @seen { ip daddr timeout 8s counter }/' \
+	"$work/tmo.nft" > "$work/tmo2.nft"
+check "bpf: a meter of a set with timeouts is refused at its rule" \
+	bash -c "! '$CGFW' apply -b bpf '$work/tmo2.nft' 2> '$work/tmo2.err' &&
+		 grep -q 'tmo2.nft:19:[0-9-]*: Error: the bpf backend cannot do this: a meter of set seen, which has timeouts' '$work/tmo2.err'"
 # meters: a state per element, made with it (nft's meters: a limit's
 # bucket, a quota's bytes, a counter), each address its own
 cat > "$work/meter.nft" <<EOT

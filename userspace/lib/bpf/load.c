@@ -192,6 +192,7 @@ static int create_maps(struct cgfw_ctx *ctx, struct bpf_table *bt,
 					 m->value_size, strerror(-ret));
 			break;
 		}
+		cgfw_bpf_arm_timeouts(m);
 		ret = fill_map(m);
 		if (ret && cls_prog_of(bt, i) < 0)
 			cgfw_err(ctx, "cannot fill BPF map %s: %s", m->name,

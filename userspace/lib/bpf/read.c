@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -501,6 +502,32 @@ static int map_elem(struct model_set *ms, const struct desc *d,
 	return 0;
 }
 
+/* CLOCK_MONOTONIC in ns, the clock of bpf_ktime_get_ns() */
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/*
+ * An element's times, as nf_tables dumps them: false if it has expired
+ * (nft lists it no more); its timeout only if not the set's.
+ */
+static bool elem_times(const struct model_set *ms, const uint8_t *value,
+		       uint32_t time_off, uint64_t now, struct model_elem *e)
+{
+	struct cgfw_elem_time t;
+
+	memcpy(&t, value + time_off, sizeof(t));
+	if (t.expires && now >= t.expires)
+		return false;
+	e->timeout = t.timeout != ms->timeout ? t.timeout : 0;
+	e->expires = t.expires ? (t.expires - now + 999999) / 1000000 : 0;
+	return true;
+}
+
 static int add_set(struct model_table *mt, const struct desc *d,
 		   const struct desc_set *ds, int prog)
 {
@@ -509,7 +536,9 @@ static int add_set(struct model_table *mt, const struct desc *d,
 	uint32_t len = sizeof(info);
 	struct nftnl_set *s;
 	uint8_t *key = NULL, *next = NULL, *value = NULL;
+	uint32_t time_off = 0;
 	int fd, ret, more;
+	uint64_t now;
 
 	if (!ms)
 		return -ENOMEM;
@@ -533,6 +562,11 @@ static int add_set(struct model_table *mt, const struct desc *d,
 		value = calloc(1, info.value_size + 8);
 		ret = key && next && value && ms->where ? 0 : -ENOMEM;
 	}
+	if (!ret && ms->flags & NFT_SET_TIMEOUT &&
+	    cgfw_bpf_value_size(ms->flags, ms->data_type, ms->data_len,
+				&time_off) != info.value_size)
+		time_off = 0;	/* not a layout this cgfw knows: no times */
+	now = mono_ns();
 	for (more = !ret && !bpf_map_get_next_key(fd, NULL, next); more;
 	     more = !bpf_map_get_next_key(fd, key, next)) {
 		memcpy(key, next, info.key_size);
@@ -542,6 +576,10 @@ static int add_set(struct model_table *mt, const struct desc *d,
 			       info.type == BPF_MAP_TYPE_LPM_TRIE);
 		if (ret)
 			break;
+		if (time_off &&
+		    !elem_times(ms, value, time_off, now,
+				&ms->elems[ms->n_elems - 1]))
+			cgfw_model_drop_elem(ms);
 	}
 	free(key);
 	free(next);

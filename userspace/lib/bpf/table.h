@@ -27,6 +27,8 @@
 #ifndef CGFW_BPF_TABLE_H
 #define CGFW_BPF_TABLE_H
 
+#include <linux/netfilter/nf_tables.h>
+
 #include "bpf/compile/emit.h"
 #include "front/intervals.h"
 
@@ -45,6 +47,12 @@ struct bpf_map_spec {
 	uint32_t n_elems;
 	uint32_t cap_elems;		/* room for, where a set fills it */
 	bool inline_only;		/* compiled as comparisons: no map */
+	/*
+	 * a set with timeouts: each value's struct cgfw_elem_time is at
+	 * this offset (0: none); armed: its expiries count from now
+	 */
+	uint32_t time_off;
+	bool armed;
 	bool spin_lock;			/* values start with a bpf_spin_lock */
 	struct nftnl_expr *meter;	/* a meter's statement (codegen.h) */
 	bool desc;			/* the description (bpf/desc.h) */
@@ -56,6 +64,39 @@ struct bpf_map_spec {
 	bool rodata;
 	int fd;				/* -1 until created */
 };
+
+/* The largest value of a set's element: 64 bytes of data, and times. */
+#define CGFW_BPF_VALUE_MAX	80
+
+/*
+ * The end of an element's value in a set with timeouts (flags timeout),
+ * after its data: when it expires, and the timeout it was given, which
+ * the listing shows when it is not the set's.
+ */
+struct cgfw_elem_time {
+	uint64_t expires;	/* bpf_ktime_get_ns() (CLOCK_MONOTONIC); 0: never */
+	uint64_t timeout;	/* ms; 0: none */
+};
+
+/*
+ * The size of the value of a set's map element (flags NFT_SET_*; a map's
+ * data type and length) and, with timeouts, where its struct
+ * cgfw_elem_time is (else 0).
+ */
+static inline uint32_t cgfw_bpf_value_size(uint32_t flags, uint32_t data_type,
+					   uint32_t data_len,
+					   uint32_t *time_off)
+{
+	uint32_t size = !(flags & NFT_SET_MAP) ? 1 :
+			data_type == NFT_DATA_VERDICT ? 8 :
+			(data_len + 3) / 4 * 4;
+
+	*time_off = 0;
+	if (!(flags & NFT_SET_TIMEOUT))
+		return size;
+	*time_off = (size + 7) / 8 * 8;
+	return *time_off + sizeof(struct cgfw_elem_time);
+}
 
 /* Which rule a counter slot counts for (rule NULL: the chain's policy). */
 struct bpf_slot {
@@ -122,6 +163,11 @@ void cgfw_bpf_table_release(struct bpf_table *bt);
 int cgfw_bpf_set_spec(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 		      const struct cgfw_loc *loc, const struct ir_table *table,
 		      const struct ir_set *set, struct bpf_map_spec *m);
+/*
+ * A set with timeouts: its elements' times made to count from now (once;
+ * before the map is filled: cgfw_bpf_set_spec() gives the ms left).
+ */
+void cgfw_bpf_arm_timeouts(struct bpf_map_spec *m);
 /* [@lo, @hi] as the prefixes of an LPM trie, each with @value. */
 int cgfw_bpf_add_range(struct bpf_map_spec *m, cgfw_u128 lo, cgfw_u128 hi,
 		       uint32_t klen, const uint8_t *value);

@@ -181,6 +181,7 @@ static int update_map(struct cgfw_ctx *ctx, struct upd_cmds *u,
 		cgfw_err(ctx, "out of memory reading the set's elements");
 		ret = -ENOMEM;
 	}
+	cgfw_bpf_arm_timeouts(&m);
 	for (i = 0; !ret && i < m.n_elems; i++) {
 		void *k = (uint8_t *)m.keys + i * m.key_size;
 

@@ -402,6 +402,41 @@ static void text_obj(struct strbuf *sb, const struct model_obj *o,
 	cgfw_sb_adds(sb, "\n\t}\n");
 }
 
+/* A time in ms as nft writes it (time_print()): 1d2h3m4s500ms */
+static void text_time(struct strbuf *sb, uint64_t ms)
+{
+	static const struct {
+		uint64_t ms;
+		const char *unit;
+	} units[] = {
+		{ 86400000, "d" }, { 3600000, "h" }, { 60000, "m" },
+		{ 1000, "s" }, { 1, "ms" },
+	};
+	size_t i;
+
+	if (!ms)
+		cgfw_sb_adds(sb, "0s");
+	for (i = 0; i < ARRAY_SIZE(units); i++) {
+		if (ms / units[i].ms)
+			cgfw_sb_addf(sb, "%" PRIu64 "%s", ms / units[i].ms,
+				     units[i].unit);
+		ms %= units[i].ms;
+	}
+}
+
+/* An element's " timeout 1m expires 58s", as nft lists them */
+static void text_elem_times(struct strbuf *sb, const struct model_elem *e)
+{
+	if (e->timeout) {
+		cgfw_sb_adds(sb, " timeout ");
+		text_time(sb, e->timeout);
+	}
+	if (e->expires) {
+		cgfw_sb_adds(sb, " expires ");
+		text_time(sb, e->expires);
+	}
+}
+
 static void text_set(struct strbuf *sb, const struct model_set *s,
 		     bool handles)
 {
@@ -429,6 +464,11 @@ static void text_set(struct strbuf *sb, const struct model_set *s,
 	}
 	if (any)
 		cgfw_sb_adds(sb, "\n");
+	if (s->timeout) {
+		cgfw_sb_adds(sb, "\t\ttimeout ");
+		text_time(sb, s->timeout);
+		cgfw_sb_adds(sb, "\n");
+	}
 	if (!known)
 		cgfw_sb_adds(sb, "\t\t# cgfw does not know a type of this set: its values are shown in hexadecimal\n");
 	if (s->where)
@@ -439,6 +479,7 @@ static void text_set(struct strbuf *sb, const struct model_set *s,
 			if (i)
 				cgfw_sb_adds(sb, i % 4 ? ", " : ",\n\t\t\t     ");
 			print_key(sb, NULL, s, &s->elems[i]);
+			text_elem_times(sb, &s->elems[i]);
 			if (is_map(s))
 				print_data(sb, NULL, s, &s->elems[i]);
 		}
@@ -634,6 +675,30 @@ static void json_obj(struct cgfw_json *j, const struct model_table *t,
 	cgfw_json_obj_close(j);
 }
 
+/*
+ * An element's key; with a timeout, as nft -j writes it:
+ * { "elem": { "val": KEY, "timeout": s, "expires": s } }
+ */
+static void json_elem_key(struct cgfw_json *j, const struct model_set *s,
+			  const struct model_elem *e)
+{
+	if (!e->timeout && !e->expires) {
+		print_key(NULL, j, s, e);
+		return;
+	}
+	cgfw_json_obj_open(j);
+	cgfw_json_key(j, "elem");
+	cgfw_json_obj_open(j);
+	cgfw_json_key(j, "val");
+	print_key(NULL, j, s, e);
+	if (e->timeout)
+		cgfw_json_kv_u64(j, "timeout", e->timeout / 1000);
+	if (e->expires)
+		cgfw_json_kv_u64(j, "expires", e->expires / 1000);
+	cgfw_json_obj_close(j);
+	cgfw_json_obj_close(j);
+}
+
 static void json_set(struct cgfw_json *j, const struct model_table *t,
 		     const struct model_set *s)
 {
@@ -666,13 +731,15 @@ static void json_set(struct cgfw_json *j, const struct model_table *t,
 	}
 	if (any)
 		cgfw_json_arr_close(j);
+	if (s->timeout)
+		cgfw_json_kv_u64(j, "timeout", s->timeout / 1000);
 	if (s->n_elems) {
 		cgfw_json_key(j, "elem");
 		cgfw_json_arr_open(j);
 		for (i = 0; i < s->n_elems; i++) {
 			if (is_map(s))
 				cgfw_json_arr_open(j);
-			print_key(NULL, j, s, &s->elems[i]);
+			json_elem_key(j, s, &s->elems[i]);
 			if (is_map(s)) {
 				print_data(NULL, j, s, &s->elems[i]);
 				cgfw_json_arr_close(j);

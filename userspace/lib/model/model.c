@@ -68,6 +68,20 @@ struct model_elem *cgfw_model_add_elem(struct model_set *s)
 	return v;
 }
 
+static void elem_release(struct model_elem *e)
+{
+	free(e->key);
+	free(e->key_end);
+	free(e->data);
+	free(e->chain);
+}
+
+void cgfw_model_drop_elem(struct model_set *s)
+{
+	if (s->n_elems)
+		elem_release(&s->elems[--s->n_elems]);
+}
+
 static void chain_release(struct model_chain *c)
 {
 	size_t i;
@@ -83,12 +97,8 @@ static void set_release(struct model_set *s)
 {
 	size_t i;
 
-	for (i = 0; i < s->n_elems; i++) {
-		free(s->elems[i].key);
-		free(s->elems[i].key_end);
-		free(s->elems[i].data);
-		free(s->elems[i].chain);
-	}
+	for (i = 0; i < s->n_elems; i++)
+		elem_release(&s->elems[i]);
 	free(s->elems);
 	free(s->name);
 	free(s->where);
@@ -213,6 +223,11 @@ static int add_nftnl_elem(const uint8_t *key, const uint8_t *last,
 						NFTNL_SET_ELEM_CHAIN)))
 			return -ENOMEM;
 	}
+	if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_TIMEOUT))
+		me->timeout = nftnl_set_elem_get_u64(e, NFTNL_SET_ELEM_TIMEOUT);
+	if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_EXPIRATION))
+		me->expires = nftnl_set_elem_get_u64(e,
+						     NFTNL_SET_ELEM_EXPIRATION);
 	d = nftnl_set_elem_get(e, NFTNL_SET_ELEM_DATA, &dlen);
 	if (d && ms->data_len) {
 		me->data = calloc(1, ms->data_len);
@@ -255,6 +270,8 @@ int cgfw_model_set_from_nftnl(struct model_set *ms, const struct nftnl_set *s)
 	ms->key_type = nftnl_set_get_u32(s, NFTNL_SET_KEY_TYPE);
 	ms->key_len = nftnl_set_get_u32(s, NFTNL_SET_KEY_LEN);
 	ms->key_byteorder = key_byteorder(s);
+	if (nftnl_set_is_set(s, NFTNL_SET_TIMEOUT))
+		ms->timeout = nftnl_set_get_u64(s, NFTNL_SET_TIMEOUT);
 	if (ms->flags & NFT_SET_MAP) {
 		ms->data_type = nftnl_set_get_u32(s, NFTNL_SET_DATA_TYPE);
 		ms->data_len = nftnl_set_get_u32(s, NFTNL_SET_DATA_LEN);

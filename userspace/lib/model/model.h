@@ -59,6 +59,8 @@ struct model_elem {
 	uint8_t *data;		/* a map's value, or NULL */
 	int32_t verdict;	/* a verdict map's value */
 	char *chain;		/* its chain for jump and goto */
+	uint64_t timeout;	/* ms; shown when not the set's timeout */
+	uint64_t expires;	/* ms left; 0: it does not expire */
 };
 
 struct model_set {
@@ -68,6 +70,7 @@ struct model_set {
 	uint32_t key_type, key_len;	/* nft datatype; concatenations too */
 	uint32_t data_type, data_len;	/* maps; NFT_DATA_VERDICT for vmaps */
 	uint32_t key_byteorder;	/* from the set's userdata; 0: unknown */
+	uint64_t timeout;	/* ms: what an element gets by default */
 	struct model_elem *elems;
 	size_t n_elems, cap_elems;
 	uint64_t capacity;	/* the bpf map's size; 0: none */
@@ -126,6 +129,8 @@ struct model_rule *cgfw_model_add_rule(struct model_chain *c);
 struct model_set *cgfw_model_add_set(struct model_table *t);
 struct model_obj *cgfw_model_add_obj(struct model_table *t);
 struct model_elem *cgfw_model_add_elem(struct model_set *s);
+/* The last element added, taken back. */
+void cgfw_model_drop_elem(struct model_set *s);
 
 void cgfw_model_table_release(struct model_table *t);
 struct model_chain *cgfw_model_find_chain(const struct model_table *t,

@@ -57,6 +57,7 @@ static struct nftnl_set *kernel_elems(struct nftnl_set *from,
 		NFTNL_SET_ELEM_FLAGS, NFTNL_SET_ELEM_DATA,
 		NFTNL_SET_ELEM_VERDICT, NFTNL_SET_ELEM_CHAIN,
 		NFTNL_SET_ELEM_OBJREF, NFTNL_SET_ELEM_USERDATA,
+		NFTNL_SET_ELEM_TIMEOUT, NFTNL_SET_ELEM_EXPIRATION,
 	};
 	struct nftnl_set *to = nftnl_set_alloc();
 	struct nftnl_set_elem *e, *c, **v = NULL, **nv;

@@ -2134,6 +2134,31 @@ static void gen_dispatch(struct cg *g, const int32_t *v, uint32_t stride,
 	cgfw_em_goto(g->em, brk);
 }
 
+/* Where a set's timeouts are checked keeps what a helper call clobbers. */
+#define STK_TIME_NOW	(STK_SCRATCH + 48)	/* bpf_ktime_get_ns() */
+#define STK_TIME_ELEM	(STK_SCRATCH + 56)	/* the element found */
+
+/*
+ * r0, an element found in map @m of a set with timeouts: to @expired if
+ * it has (nft_set_elem_expired(): now at or past its expiry), else on,
+ * with r0 as it was.
+ */
+static void gen_expired(struct cg *g, const struct bpf_map_spec *m,
+			int expired)
+{
+	int live = cgfw_em_label(g->em);
+
+	E(I_LDX(BPF_DW, BPF_REG_1, BPF_REG_0, m->time_off));
+	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_1, 0, live);	/* never */
+	E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_0, STK_TIME_ELEM));
+	E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_1, STK_TIME_NOW));
+	E(I_CALL(BPF_FUNC_ktime_get_ns));
+	E(I_LDX(BPF_DW, BPF_REG_1, BPF_REG_10, STK_TIME_NOW));
+	cgfw_em_jmp_reg(g->em, BPF_JGE, BPF_REG_0, BPF_REG_1, expired);
+	E(I_LDX(BPF_DW, BPF_REG_0, BPF_REG_10, STK_TIME_ELEM));
+	cgfw_em_bind(g->em, live);
+}
+
 static void gen_lookup(struct cg *g, struct nftnl_expr *e, int brk, int ret,
 		       int accept)
 {
@@ -2189,11 +2214,22 @@ static void gen_lookup(struct cg *g, struct nftnl_expr *e, int brk, int ret,
 		key = STK_SCRATCH;
 	}
 	cgfw_cg_map_lookup(g, idx, key);
+	if (flags & NFT_LOOKUP_F_INV && m->time_off) {
+		int none = cgfw_em_label(g->em);
+
+		cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, none);
+		gen_expired(g, m, none);
+		cgfw_em_goto(g->em, brk);
+		cgfw_em_bind(g->em, none);
+		return;
+	}
 	if (flags & NFT_LOOKUP_F_INV) {
 		cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, brk);
 		return;
 	}
 	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, brk);
+	if (m->time_off)
+		gen_expired(g, m, brk);
 	if (dreg < 0)
 		return;
 	if (dreg == NFT_REG_VERDICT) {
@@ -2215,11 +2251,72 @@ static void gen_lookup(struct cg *g, struct nftnl_expr *e, int brk, int ret,
 }
 
 /*
+ * "add @s { key timeout T }" and "update @s { ... }" on a set with
+ * timeouts, as nft_dynset_eval() does them: a key not there, or there
+ * and expired, goes in, to expire T (the rule's, else the set's; none:
+ * never) from now; an update of one there that expires is given T again
+ * from now, an add leaves it, as both leave one that never expires. One
+ * that does not fit ends the rule.
+ */
+static void gen_dynset_time(struct cg *g, struct nftnl_expr *e, size_t idx,
+			    int key, bool update, int brk)
+{
+	const struct bpf_map_spec *m = &g->bt->maps[idx];
+	int insert = cgfw_em_label(g->em), done = cgfw_em_label(g->em);
+	uint64_t ms = 0;
+	uint32_t n;
+
+	if (nftnl_expr_is_set(e, NFTNL_EXPR_DYNSET_TIMEOUT))
+		ms = nftnl_expr_get_u64(e, NFTNL_EXPR_DYNSET_TIMEOUT);
+	if (!ms && nftnl_set_is_set(m->set->nl, NFTNL_SET_TIMEOUT))
+		ms = nftnl_set_get_u64(m->set->nl, NFTNL_SET_TIMEOUT);
+	E(I_CALL(BPF_FUNC_ktime_get_ns));
+	E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_0, STK_TIME_NOW));
+	cgfw_cg_map_lookup(g, idx, key);
+	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, insert);
+	E(I_LDX(BPF_DW, BPF_REG_1, BPF_REG_0, m->time_off));
+	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_1, 0, done);	/* never */
+	E(I_LDX(BPF_DW, BPF_REG_2, BPF_REG_10, STK_TIME_NOW));
+	cgfw_em_jmp_reg(g->em, BPF_JGE, BPF_REG_2, BPF_REG_1, insert);
+	if (update) {
+		cgfw_em_ld_imm64(g->em, BPF_REG_1, 0, ms * 1000000);
+		E(I_ALU64_REG(BPF_ADD, BPF_REG_2, BPF_REG_1));
+		E(I_STX(BPF_DW, BPF_REG_0, BPF_REG_2, m->time_off));
+	}
+	cgfw_em_goto(g->em, done);
+	cgfw_em_bind(g->em, insert);
+	/* the value: no data, then struct cgfw_elem_time */
+	for (n = 0; n < m->time_off; n += 8)
+		E(I_ST(BPF_DW, BPF_REG_10, STK_SCRATCH + n, 0));
+	E(I_ST(BPF_DW, BPF_REG_10, STK_SCRATCH + m->time_off, 0));
+	if (ms) {
+		E(I_LDX(BPF_DW, BPF_REG_2, BPF_REG_10, STK_TIME_NOW));
+		cgfw_em_ld_imm64(g->em, BPF_REG_1, 0, ms * 1000000);
+		E(I_ALU64_REG(BPF_ADD, BPF_REG_2, BPF_REG_1));
+		E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_2,
+			STK_SCRATCH + m->time_off));
+	}
+	cgfw_em_ld_imm64(g->em, BPF_REG_1, 0, ms);
+	E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_1, STK_SCRATCH + m->time_off + 8));
+	cgfw_em_ld_imm64(g->em, BPF_REG_1, BPF_PSEUDO_MAP_FD,
+			 MAP_IDX_BIAS + idx);
+	E(I_MOV64_REG(BPF_REG_2, BPF_REG_10));
+	E(I_ALU64_IMM(BPF_ADD, BPF_REG_2, key));
+	E(I_MOV64_REG(BPF_REG_3, BPF_REG_10));
+	E(I_ALU64_IMM(BPF_ADD, BPF_REG_3, STK_SCRATCH));
+	E(I_MOV64_IMM(BPF_REG_4, BPF_ANY));
+	E(I_CALL(BPF_FUNC_map_update_elem));
+	cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, brk);
+	cgfw_em_bind(g->em, done);
+}
+
+/*
  * "add @s { key }", "update @s { key }" and "delete @s { key }" on a set
- * (not a map) without timeouts or statements: the key into the set's map,
+ * (not a map) with at most one statement: the key into the set's map,
  * or out of it. An add or update of a key already there leaves it; one
  * that does not fit (the set is full) ends the rule, as nft_dynset_eval()
- * breaks; a delete of a key not there does nothing.
+ * breaks; a delete of a key not there does nothing. With timeouts,
+ * gen_dynset_time(); with a statement, gen_meter().
  */
 static void gen_dynset(struct cg *g, struct nftnl_expr *e, int brk)
 {
@@ -2239,13 +2336,19 @@ static void gen_dynset(struct cg *g, struct nftnl_expr *e, int brk)
 	stmt = cgfw_bpf_dynset_stmt(e, &several);
 	if (nftnl_expr_is_set(e, NFTNL_EXPR_DYNSET_SREG_DATA) ||
 	    (nftnl_expr_is_set(e, NFTNL_EXPR_DYNSET_TIMEOUT) &&
-	     nftnl_expr_get_u64(e, NFTNL_EXPR_DYNSET_TIMEOUT)) ||
+	     nftnl_expr_get_u64(e, NFTNL_EXPR_DYNSET_TIMEOUT) &&
+	     !m->time_off) ||
 	    several ||
 	    (nftnl_expr_is_set(e, NFTNL_EXPR_DYNSET_FLAGS) &&
 	     nftnl_expr_get_u32(e, NFTNL_EXPR_DYNSET_FLAGS)) ||
 	    m->type != BPF_MAP_TYPE_HASH || m->inline_only) {
 		cgfw_cg_refuse(g, "%s @%s with a map, a timeout or more than one statement",
 			       op == NFT_DYNSET_OP_DELETE ? "delete" : "add",
+			       name);
+		return;
+	}
+	if (stmt && m->time_off) {
+		cgfw_cg_refuse(g, "a meter of set %s, which has timeouts (the bpf backend keeps a meter's state or an element's times, not both)",
 			       name);
 		return;
 	}
@@ -2278,6 +2381,11 @@ static void gen_dynset(struct cg *g, struct nftnl_expr *e, int brk)
 	}
 	if (stmt) {
 		gen_meter(g, idx, key, stmt, brk);
+		return;
+	}
+	if (m->time_off) {
+		gen_dynset_time(g, e, idx, key, op == NFT_DYNSET_OP_UPDATE,
+				brk);
 		return;
 	}
 	/* a set's value is one byte, 0 (maps.c) */

@@ -13,6 +13,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <libnftnl/expr.h>
@@ -171,14 +172,56 @@ struct fill {
 	const struct ir_table *t;
 	struct bpf_map_spec *m;
 	bool verdict;
+	uint64_t timeout;	/* the set's, ms */
 };
+
+/*
+ * The element's times, for a set with timeouts: its timeout (its own, or
+ * the set's) and, until the map is armed (cgfw_bpf_arm_timeouts()), the
+ * ms it has left in place of when it expires.
+ */
+static void elem_time(const struct fill *f, struct nftnl_set_elem *e,
+		      uint8_t *value)
+{
+	struct cgfw_elem_time t = { .timeout = f->timeout };
+
+	if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_TIMEOUT))
+		t.timeout = nftnl_set_elem_get_u64(e, NFTNL_SET_ELEM_TIMEOUT);
+	t.expires = t.timeout;
+	if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_EXPIRATION))
+		t.expires = nftnl_set_elem_get_u64(e, NFTNL_SET_ELEM_EXPIRATION);
+	memcpy(value + f->m->time_off, &t, sizeof(t));
+}
+
+void cgfw_bpf_arm_timeouts(struct bpf_map_spec *m)
+{
+	struct cgfw_elem_time t;
+	struct timespec now;
+	uint64_t now_ns;
+	uint8_t *v;
+	uint32_t i;
+
+	if (!m->time_off || m->armed)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	now_ns = (uint64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+	for (i = 0; i < m->n_elems; i++) {
+		v = (uint8_t *)m->values + (size_t)i * m->value_size +
+		    m->time_off;
+		memcpy(&t, v, sizeof(t));
+		if (t.expires)
+			t.expires = now_ns + t.expires * 1000000;
+		memcpy(v, &t, sizeof(t));
+	}
+	m->armed = true;
+}
 
 /* One element or interval of a set into its map. */
 static int fill_elem(const uint8_t *key, const uint8_t *last, uint32_t len,
 		     struct nftnl_set_elem *e, void *data)
 {
 	struct fill *f = data;
-	uint8_t value[64];
+	uint8_t value[CGFW_BPF_VALUE_MAX];
 	int ret;
 
 	if (!key)
@@ -186,6 +229,8 @@ static int fill_elem(const uint8_t *key, const uint8_t *last, uint32_t len,
 	ret = elem_value(f->t, e, f->verdict, value, f->m->value_size);
 	if (ret)
 		return ret;
+	if (f->m->time_off)
+		elem_time(f, e, value);
 	if (f->m->type != BPF_MAP_TYPE_LPM_TRIE)
 		return add_elem(f->m, key, value);
 	if (!last)
@@ -233,13 +278,19 @@ int cgfw_bpf_set_spec(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 	if (is_map)
 		verdict = nftnl_set_get_u32(s, NFTNL_SET_DATA_TYPE) ==
 			  NFT_DATA_VERDICT;
-	if (flags & (NFT_SET_TIMEOUT | NFT_SET_OBJECT) ||
+	if (flags & NFT_SET_OBJECT ||
 	    (flags & NFT_SET_EVAL && (flags & NFT_SET_INTERVAL || is_map)) ||
 	    (flags & NFT_SET_INTERVAL && flags & NFT_SET_CONCAT) ||
 	    klen > 16 * 4) {
 		cgfw_err_at(ctx, src, loc,
-			    "the bpf backend cannot do set '%s' (timeouts, objects, interval concatenations, or a dynamic map or interval set); use the nft backend",
+			    "the bpf backend cannot do set '%s' (objects, interval concatenations, or a dynamic map or interval set); use the nft backend",
 			    set->anonymous ? "(anonymous)" : name);
+		return -EOPNOTSUPP;
+	}
+	if (flags & NFT_SET_TIMEOUT && flags & NFT_SET_INTERVAL) {
+		cgfw_err_at(ctx, src, loc,
+			    "the bpf backend cannot do set '%s': timeouts in an interval set (its elements are split into prefixes); use the nft backend",
+			    name);
 		return -EOPNOTSUPP;
 	}
 	if (nftnl_set_is_set(s, NFTNL_SET_EXPR) ||
@@ -253,10 +304,11 @@ int cgfw_bpf_set_spec(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 	m->fd = -1;
 	m->set = set;
 	snprintf(m->name, sizeof(m->name), "cgfw_%.10s", name);
-	m->value_size = verdict ? 8 :
-			is_map ? (nftnl_set_get_u32(s, NFTNL_SET_DATA_LEN) + 3) / 4 * 4 :
-			1;
-	if (m->value_size > 64)
+	m->value_size = cgfw_bpf_value_size(flags,
+					    nftnl_set_get_u32(s, NFTNL_SET_DATA_TYPE),
+					    nftnl_set_get_u32(s, NFTNL_SET_DATA_LEN),
+					    &m->time_off);
+	if (m->value_size > CGFW_BPF_VALUE_MAX)
 		return -EOPNOTSUPP;
 	if (flags & NFT_SET_INTERVAL) {
 		if (klen > 16)
@@ -270,6 +322,8 @@ int cgfw_bpf_set_spec(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 	}
 	ret = catchall(ctx, src, loc, s, name);
 	f = (struct fill){ .t = table, .m = m, .verdict = verdict };
+	if (nftnl_set_is_set(s, NFTNL_SET_TIMEOUT))
+		f.timeout = nftnl_set_get_u64(s, NFTNL_SET_TIMEOUT);
 	ret = ret ? : cgfw_set_elems(s, fill_elem, &f);
 	if (ret && ret != -EOPNOTSUPP && !ctx->err.len)
 		cgfw_err(ctx, "cannot turn set %s into a BPF map: %s", name,
@@ -397,6 +451,7 @@ static int meter_of(struct nftnl_expr *e, void *data)
 	for (i = 0; i < f->bt->n_maps; i++) {
 		m = &f->bt->maps[i];
 		if (!m->set || m->meter || m->type != BPF_MAP_TYPE_HASH ||
+		    m->time_off ||	/* refused where the rule is compiled */
 		    strcmp(nftnl_set_get_str(m->set->nl, NFTNL_SET_NAME), set))
 			continue;
 		v = realloc(m->values, (size_t)(m->n_elems ? : 1) * size);

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include <bpf/btf.h>
+#include <libnftnl/set.h>
 
 #include "bpf/table.h"
 
@@ -550,6 +551,38 @@ static void elf_obj_free(struct elf_obj *o)
 }
 
 /*
+ * An element that expires counts from when it is loaded: a fill command
+ * cannot say when that is. 0, or -EOPNOTSUPP with the set named.
+ */
+static int timed_elems(struct cgfw_ctx *ctx, const struct bpf_table *bts,
+		       size_t n_tables)
+{
+	const struct bpf_map_spec *m;
+	struct cgfw_elem_time t;
+	size_t i, j;
+	uint32_t n;
+
+	for (i = 0; i < n_tables; i++) {
+		for (j = 0; j < bts[i].n_maps; j++) {
+			m = &bts[i].maps[j];
+			for (n = 0; m->time_off && n < m->n_elems; n++) {
+				memcpy(&t, (uint8_t *)m->values +
+				       (size_t)n * m->value_size + m->time_off,
+				       sizeof(t));
+				if (!t.expires)
+					continue;
+				cgfw_err(ctx, "set '%s' of table '%s' has elements that expire: in an object, the commands that fill its map cannot say from when; apply the table with cgfw, or leave the timeouts to the rules that add",
+					 nftnl_set_get_str(m->set->nl,
+							   NFTNL_SET_NAME),
+					 bts[i].table->name);
+				return -EOPNOTSUPP;
+			}
+		}
+	}
+	return 0;
+}
+
+/*
  * In stages: sizes and buffers; the maps' symbols (and .rodata); the
  * programs with their relocations; the ELF file; the fill commands.
  */
@@ -561,6 +594,9 @@ int cgfw_bpf_write_elf(struct cgfw_ctx *ctx, struct bpf_table *bts,
 	size_t i, j;
 	int fd = -1, ret;
 
+	ret = timed_elems(ctx, bts, n_tables);
+	if (ret)
+		return ret;
 	ret = elf_obj_alloc(&o);
 	if (ret)
 		goto out;
