@@ -20,6 +20,16 @@ check() {	# check NAME COMMAND...: the command must succeed
 	fi
 }
 
+# wait_until SECONDS COMMAND...: 0 as soon as the command succeeds, 1 if
+# it has not within SECONDS
+wait_until() {
+	local end=$((SECONDS + $1)); shift
+	until "$@"; do
+		[ $SECONDS -ge $end ] && return 1
+		sleep 0.1
+	done
+}
+
 # 0 if a datagram from a process of our cgroup to 127.0.0.1:PORT is
 # dropped (the send fails with EPERM), 1 if it goes out
 dropped() {

@@ -134,6 +134,39 @@ for b in $backends; do
 		bash -c "[ '$r' = d ] && '$CGFW' list tmo | grep -q '127.0.0.7 timeout 8s expires [0-9]s'"
 	"$CGFW" delete tmo
 done
+# a set full of expired elements takes new ones once they are collected:
+# nf_tables collects its own, cgfw daemon the bpf backend's
+mkdir -p "$work/rules"
+cat > "$work/rules/full.nft" <<EOT
+table cgroup full {
+	set f {
+		type ipv4_addr
+		size 2
+		flags dynamic, timeout
+		timeout 2s
+	}
+	chain out {
+		type filter hook egress cgroup "$cg" priority 0; policy accept;
+		udp dport 36 add @f { ip daddr }
+		udp dport 37 ip daddr @f drop
+	}
+}
+EOT
+for b in $backends; do
+	"$CGFW" daemon -b "$b" -d "$work/rules" 2> "$work/daemon.log" &
+	dpid=$!
+	check "$b: the daemon applies a set of 2 with timeouts of 2 s" \
+		wait_until 30 bash -c "'$CGFW' list full >/dev/null 2>&1"
+	t0=$SECONDS
+	r=$(sends 127.0.0.1:36 127.0.0.2:36 127.0.0.3:36 127.0.0.3:37)
+	check "$b: two addresses fill it, a third is not added ($r)" test "$r" = pppp
+	sleep $((6 - (SECONDS - t0)))
+	r=$(sends 127.0.0.3:36 127.0.0.3:37 127.0.0.1:37)
+	check "$b: 6 s on, the expired have gone and it is added ($r)" test "$r" = pdp
+	kill -TERM $dpid
+	wait $dpid
+	"$CGFW" delete full
+done
 check "bpf: compile -o refuses declared elements that expire (a fill command cannot say from when)" \
 	bash -c "! '$CGFW' compile -b bpf -o '$work/tmo.o' '$work/tmo.nft' 2> '$work/tmo-o.err' &&
 		 grep -q \"set 'ban' of table 'tmo' has elements that expire\" '$work/tmo-o.err' && [ ! -e '$work/tmo.o' ]"

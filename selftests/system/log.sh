@@ -103,15 +103,8 @@ mkdir -m 700 "$work/d"
 daemon=$!
 trap 'kill $daemon 2>/dev/null; rm -rf "$work"; rmdir "$root/$cg"' EXIT
 check "bpf: the table applies" "$CGFW" apply -b bpf "$work/bpf.nft"
-wait_for() {
-	local end=$((SECONDS + $1)); shift
-	until "$@"; do
-		[ $SECONDS -ge $end ] && return 1
-		sleep 0.1
-	done
-}
 check "cgfw daemon finds the table that logs" \
-	wait_for 10 grep -q "reading the log records of 1 bpf tables into the kernel log" "$work/daemon.log"
+	wait_until 10 grep -q "reading the log records of 1 bpf tables into the kernel log" "$work/daemon.log"
 traffic
 bpf_lines=$(lines "cgfw-bpf-$$: " 5)
 check "bpf: the same 5 lines as nf_log's, but the prefix and the IP ID" \
@@ -126,7 +119,7 @@ wait $daemon 2>/dev/null
 echo ratelimit > /proc/sys/kernel/printk_devkmsg
 "$CGFW" daemon -b bpf -d "$work/d" --no-guard 2> "$work/daemon2.log" &
 daemon=$!
-wait_for 10 grep -q "reading the log records of 1 bpf tables into standard error" "$work/daemon2.log"
+wait_until 10 grep -q "reading the log records of 1 bpf tables into standard error" "$work/daemon2.log"
 traffic
 check "with kernel.printk_devkmsg=ratelimit, the lines go to the daemon's standard error, said once" \
 	bash -c "wait_for() { local end=\$((SECONDS + 10)); until grep -q '^<4>cgfw-bpf-$$: IN= OUT=lo SRC=127.0.0.1' '$work/daemon2.log'; do [ \$SECONDS -ge \$end ] && return 1; sleep 0.1; done; }; wait_for &&

@@ -126,6 +126,7 @@ struct daemon {
 	int kmsg;			/* /dev/kmsg, or -1: standard error */
 	char devkmsg[32];		/* kernel.printk_devkmsg */
 	double log_due;			/* when to look for tables that log */
+	double expire_due;		/* when to take out expired elements */
 	bool lost;			/* notifications were lost */
 	struct entry *v;
 	size_t n;
@@ -1029,6 +1030,18 @@ static void log_scan(struct daemon *d, struct pollfd *pfd)
 		    cgfw_log_reader__tables(d->log), d->devkmsg);
 }
 
+/*
+ * The bpf tables' expired set elements out of their maps, every
+ * EXPIRE_MS, as nf_tables' sets collect theirs.
+ */
+#define EXPIRE_MS 2000
+static void expire(struct daemon *d)
+{
+	d->expire_due = now_ms() + EXPIRE_MS;
+	if (cgfw_sets__expire(d->ctx, NULL))
+		say_error(d);
+}
+
 int cgfw_cli_daemon(struct cgfw_ctx *ctx, const struct cgfw_daemon_opts *o)
 {
 	struct daemon d = { .ctx = ctx, .o = o, .dir = o->dir,
@@ -1100,6 +1113,9 @@ int cgfw_cli_daemon(struct cgfw_ctx *ctx, const struct cgfw_daemon_opts *o)
 			left = left > 0 ? left : 0;
 			timeout = timeout < 0 || left < timeout ? left : timeout;
 		}
+		left = (int)(d.expire_due - now_ms());
+		left = left > 0 ? left : 0;
+		timeout = timeout < 0 || left < timeout ? left : timeout;
 		if (poll(pfd, 4, timeout < 0 ? -1 : timeout + 1) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -1115,6 +1131,8 @@ int cgfw_cli_daemon(struct cgfw_ctx *ctx, const struct cgfw_daemon_opts *o)
 			say_error(&d);
 		if (d.log && now_ms() >= d.log_due)
 			log_scan(&d, &pfd[3]);
+		if (now_ms() >= d.expire_due)
+			expire(&d);
 		if (d.mon_due && now_ms() >= d.mon_due)
 			monitor_act(&d);
 		if (d.check_due && now_ms() >= d.check_due)

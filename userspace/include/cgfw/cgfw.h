@@ -266,6 +266,20 @@ CGFW_API int cgfw_log_reader__read(struct cgfw_log_reader *r);
 CGFW_API void cgfw_log_reader__free(struct cgfw_log_reader *r);
 
 /**
+ * cgfw_sets__expire() - take expired elements out of the bpf tables' sets
+ * @removed: set to how many were taken out (NULL: not wanted)
+ *
+ * In a set with timeouts, the bpf backend's programs treat an expired
+ * element as absent, but it keeps its place in the set's map until this
+ * takes it out (nf_tables collects its own every second or so; cgfw
+ * daemon calls this every 2 seconds). Until then a set that rules add to
+ * can be full of expired elements and refuse new ones.
+ *
+ * Return: 0, or -errno (what failed in @ctx).
+ */
+CGFW_API int cgfw_sets__expire(struct cgfw_ctx *ctx, size_t *removed);
+
+/**
  * cgfw_ruleset__bytecode() - the nf_tables bytecode of every rule, as text
  * @text: set to a malloc()ed string the caller frees
  *
