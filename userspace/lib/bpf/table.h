@@ -16,6 +16,7 @@
  *			switched, recovered, removed
  *	read.c		what runs, back into the model
  *	update.c	named sets' maps changed in place
+ *	expire.c	expired elements out of the sets' maps
  *	backend.c	the backend's operations and the library's bpf calls
  *
  * Program flavour: the context is a struct __sk_buff whose data starts at
