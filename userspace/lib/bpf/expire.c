@@ -43,11 +43,14 @@ static bool expired(int fd, const void *key, uint8_t *value,
 	return t.expires && now >= t.expires;
 }
 
-/* The expired elements of map @fd out; *@n counts them. */
-static int expire_map(int fd, uint32_t time_off, size_t *n)
+/*
+ * The expired elements of map @fd out (its values end in struct
+ * cgfw_elem_time); *@n counts them.
+ */
+static int expire_map(int fd, size_t *n)
 {
 	struct bpf_map_info info = { 0 };
-	uint32_t len = sizeof(info), k = 0, cap = 0, i;
+	uint32_t len = sizeof(info), k = 0, cap = 0, i, time_off;
 	uint8_t *key, *next, *value, *gone = NULL, *v;
 	uint64_t now = mono_ns();
 	int ret, more;
@@ -56,8 +59,9 @@ static int expire_map(int fd, uint32_t time_off, size_t *n)
 	if (ret)
 		return ret;
 	if (info.type != BPF_MAP_TYPE_HASH ||
-	    info.value_size < time_off + sizeof(struct cgfw_elem_time))
+	    info.value_size < 8 + sizeof(struct cgfw_elem_time))
 		return 0;	/* not a layout this cgfw made */
+	time_off = info.value_size - sizeof(struct cgfw_elem_time);
 	key = calloc(1, info.key_size);
 	next = calloc(1, info.key_size);
 	value = calloc(1, info.value_size);
@@ -97,7 +101,7 @@ static int expire_table(const char *name, size_t *n)
 {
 	struct nftnl_set *s;
 	struct desc d;
-	uint32_t flags, time_off;
+	bool timeouts;
 	size_t i;
 	int ret, fd;
 
@@ -109,19 +113,14 @@ static int expire_table(const char *name, size_t *n)
 			ret = -ENOMEM;
 			break;
 		}
-		time_off = 0;
-		if (nftnl_set_nlmsg_parse(d.sets[i].nlset, s) >= 0) {
-			flags = nftnl_set_get_u32(s, NFTNL_SET_FLAGS);
-			cgfw_bpf_value_size(flags,
-					    nftnl_set_get_u32(s, NFTNL_SET_DATA_TYPE),
-					    nftnl_set_get_u32(s, NFTNL_SET_DATA_LEN),
-					    &time_off);
-		}
+		timeouts = nftnl_set_nlmsg_parse(d.sets[i].nlset, s) >= 0 &&
+			   nftnl_set_get_u32(s, NFTNL_SET_FLAGS) &
+			   NFT_SET_TIMEOUT;
 		nftnl_set_free(s);
-		fd = time_off ? cgfw_bpf_table_map(name, d.sets[i].map_id) : -1;
+		fd = timeouts ? cgfw_bpf_table_map(name, d.sets[i].map_id) : -1;
 		if (fd < 0)
 			continue;
-		ret = expire_map(fd, time_off, n);
+		ret = expire_map(fd, n);
 		close(fd);
 	}
 	cgfw_desc_release(&d);

@@ -48,12 +48,37 @@ int cgfw_bpf_name_ok(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 }
 
 /*
+ * A meter's limits in a set with timeouts: struct limit_state, then
+ * struct cgfw_elem_time; its BTF type, made once (*@id).
+ */
+static int limit_time_type(struct btf *btf, int *id)
+{
+	int u64, lock;
+
+	if (*id > 0)
+		return *id;
+	u64 = btf__find_by_name(btf, "unsigned long long");
+	lock = btf__find_by_name(btf, "bpf_spin_lock");
+	*id = u64 < 0 || lock < 0 ? -ENOENT :
+	      btf__add_struct(btf, "cgfw_limit_time", 40);
+	if (*id < 0 || btf__add_field(btf, "lock", lock, 0, 0) ||
+	    btf__add_field(btf, "tokens", u64, 64, 0) ||
+	    btf__add_field(btf, "last", u64, 128, 0) ||
+	    btf__add_field(btf, "expires", u64, 192, 0) ||
+	    btf__add_field(btf, "timeout", u64, 256, 0))
+		*id = -ENOMEM;
+	return *id;
+}
+
+/*
  * The table's BTF in the kernel, for a limit's state; its fd. A meter's
  * hash map (codegen.h) keys its limits by the set's key: an array of its
- * bytes, its type in @keys[map].
+ * bytes, its type in @keys[map]; with timeouts, its value's in
+ * @values[map].
  */
 static int load_btf(struct cgfw_ctx *ctx, const struct bpf_table *bt,
-		    uint32_t *key, uint32_t *value, uint32_t *keys)
+		    uint32_t *key, uint32_t *value, uint32_t *keys,
+		    uint32_t *values)
 {
 	LIBBPF_OPTS(bpf_btf_load_opts, o);
 	struct btf *btf = cgfw_bpf_btf(bt, 1, key, value, NULL);
@@ -61,7 +86,7 @@ static int load_btf(struct cgfw_ctx *ctx, const struct bpf_table *bt,
 	uint32_t len;
 	size_t i;
 	char *log;
-	int fd, u8 = -1, id;
+	int fd, u8 = -1, id, timed = 0;
 
 	if (!btf)
 		return -ENOMEM;
@@ -73,11 +98,15 @@ static int load_btf(struct cgfw_ctx *ctx, const struct bpf_table *bt,
 			u8 = btf__add_int(btf, "unsigned char", 1, 0);
 		id = u8 < 0 ? u8 : btf__add_array(btf, *key, u8,
 						   bt->maps[i].key_size);
+		keys[i] = id;
+		if (id >= 0 && bt->maps[i].time_off) {
+			id = limit_time_type(btf, &timed);
+			values[i] = id;
+		}
 		if (id < 0) {
 			btf__free(btf);
 			return -ENOMEM;
 		}
-		keys[i] = id;
 	}
 	raw = btf__raw_data(btf, &len);
 	fd = raw ? bpf_btf_load(raw, len, &o) : -ENOMEM;
@@ -168,9 +197,11 @@ static int create_maps(struct cgfw_ctx *ctx, struct bpf_table *bt,
 		o.map_flags = m->flags;
 		if (m->spin_lock) {
 			if (btf_fd < 0) {
-				keys = calloc(bt->n_maps, sizeof(*keys));
+				/* each map's key type, then its value's */
+				keys = calloc(2 * bt->n_maps, sizeof(*keys));
 				btf_fd = keys ? load_btf(ctx, bt, &key_id,
-							 &value_id, keys) :
+							 &value_id, keys,
+							 keys + bt->n_maps) :
 						-ENOMEM;
 			}
 			if (btf_fd < 0) {
@@ -179,7 +210,7 @@ static int create_maps(struct cgfw_ctx *ctx, struct bpf_table *bt,
 			}
 			o.btf_fd = btf_fd;
 			o.btf_key_type_id = keys[i] ? : key_id;
-			o.btf_value_type_id = value_id;
+			o.btf_value_type_id = keys[bt->n_maps + i] ? : value_id;
 		}
 		m->fd = bpf_map_create(m->type, m->name, m->key_size,
 				       m->value_size, m->max_entries, &o);

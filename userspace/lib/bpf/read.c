@@ -562,10 +562,10 @@ static int add_set(struct model_table *mt, const struct desc *d,
 		value = calloc(1, info.value_size + 8);
 		ret = key && next && value && ms->where ? 0 : -ENOMEM;
 	}
+	/* a set with timeouts: its values end in struct cgfw_elem_time */
 	if (!ret && ms->flags & NFT_SET_TIMEOUT &&
-	    cgfw_bpf_value_size(ms->flags, ms->data_type, ms->data_len,
-				&time_off) != info.value_size)
-		time_off = 0;	/* not a layout this cgfw knows: no times */
+	    info.value_size >= 8 + sizeof(struct cgfw_elem_time))
+		time_off = info.value_size - sizeof(struct cgfw_elem_time);
 	now = mono_ns();
 	for (more = !ret && !bpf_map_get_next_key(fd, NULL, next); more;
 	     more = !bpf_map_get_next_key(fd, key, next)) {

@@ -71,8 +71,8 @@ struct bpf_map_spec {
 
 /*
  * The end of an element's value in a set with timeouts (flags timeout),
- * after its data: when it expires, and the timeout it was given, which
- * the listing shows when it is not the set's.
+ * after its data or a meter's state: when it expires, and the timeout it
+ * was given, which the listing shows when it is not the set's.
  */
 struct cgfw_elem_time {
 	uint64_t expires;	/* bpf_ktime_get_ns() (CLOCK_MONOTONIC); 0: never */

@@ -723,17 +723,79 @@ static bool same_stmt(struct nftnl_expr *a, struct nftnl_expr *b)
 	return true;
 }
 
+/* Where a set's timeouts are checked keeps what a helper call clobbers. */
+#define STK_TIME_NOW	(STK_SCRATCH + 48)	/* bpf_ktime_get_ns() */
+#define STK_TIME_ELEM	(STK_SCRATCH + 56)	/* the element found */
+
+/* The timeout an add or update of @e gives: its own, else the set's (ms). */
+static uint64_t dynset_timeout(const struct bpf_map_spec *m,
+			       struct nftnl_expr *e)
+{
+	uint64_t ms = 0;
+
+	if (nftnl_expr_is_set(e, NFTNL_EXPR_DYNSET_TIMEOUT))
+		ms = nftnl_expr_get_u64(e, NFTNL_EXPR_DYNSET_TIMEOUT);
+	if (!ms && nftnl_set_is_set(m->set->nl, NFTNL_SET_TIMEOUT))
+		ms = nftnl_set_get_u64(m->set->nl, NFTNL_SET_TIMEOUT);
+	return ms;
+}
+
 /*
- * add or update @set { KEY STATEMENT }: the element made if new (the
- * statement's first state; a full set does not match, as nft), then the
- * statement run on the element's own state.
+ * r0, an element of map @m (not NULL) that add or update @e finds, in a
+ * set with timeouts, as nft_dynset_eval() has it: to @gone if it has
+ * expired (a new one is made in its place); else an update gives it its
+ * timeout again from now, unless it never expires; then to @have with
+ * r0 as it was. The time is at STK_TIME_NOW.
  */
-static void gen_meter(struct cg *g, size_t idx, int key,
+static void gen_dynset_found(struct cg *g, const struct bpf_map_spec *m,
+			     struct nftnl_expr *e, int gone, int have)
+{
+	uint64_t ms = dynset_timeout(m, e);
+
+	E(I_LDX(BPF_DW, BPF_REG_1, BPF_REG_0, m->time_off));
+	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_1, 0, have);	/* never */
+	E(I_LDX(BPF_DW, BPF_REG_2, BPF_REG_10, STK_TIME_NOW));
+	cgfw_em_jmp_reg(g->em, BPF_JGE, BPF_REG_2, BPF_REG_1, gone);
+	if (nftnl_expr_get_u32(e, NFTNL_EXPR_DYNSET_OP) ==
+	    NFT_DYNSET_OP_UPDATE) {
+		cgfw_em_ld_imm64(g->em, BPF_REG_1, 0, ms * 1000000);
+		E(I_ALU64_REG(BPF_ADD, BPF_REG_2, BPF_REG_1));
+		E(I_STX(BPF_DW, BPF_REG_0, BPF_REG_2, m->time_off));
+	}
+	cgfw_em_goto(g->em, have);
+}
+
+/* A new element's struct cgfw_elem_time, at fp + @off (STK_TIME_NOW set) */
+static void gen_new_time(struct cg *g, const struct bpf_map_spec *m,
+			 struct nftnl_expr *e, int off)
+{
+	uint64_t ms = dynset_timeout(m, e);
+
+	E(I_ST(BPF_DW, BPF_REG_10, off, 0));
+	if (ms) {
+		E(I_LDX(BPF_DW, BPF_REG_2, BPF_REG_10, STK_TIME_NOW));
+		cgfw_em_ld_imm64(g->em, BPF_REG_1, 0, ms * 1000000);
+		E(I_ALU64_REG(BPF_ADD, BPF_REG_2, BPF_REG_1));
+		E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_2, off));
+	}
+	cgfw_em_ld_imm64(g->em, BPF_REG_1, 0, ms);
+	E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_1, off + 8));
+}
+
+/*
+ * add or update @set { KEY [timeout T] STATEMENT } (@e): the element made
+ * if new (the statement's first state; a full set does not match, as
+ * nft), or if it has expired, then the statement run on the element's
+ * own state.
+ */
+static void gen_meter(struct cg *g, size_t idx, int key, struct nftnl_expr *e,
 		      struct nftnl_expr *stmt, int brk)
 {
 	const char *name = nftnl_expr_get_str(stmt, NFTNL_EXPR_NAME);
+	const struct bpf_map_spec *m = &g->bt->maps[idx];
 	uint64_t init[CGFW_METER_STATE_MAX / 8], max, cost;
 	int have = cgfw_em_label(g->em), S = STK_SCRATCH;
+	int gone = cgfw_em_label(g->em);
 	struct limit_state ls;
 	struct limit_args a;
 	uint32_t size, i;
@@ -744,12 +806,33 @@ static void gen_meter(struct cg *g, size_t idx, int key,
 			       name);
 		return;
 	}
+	if (m->time_off) {
+		E(I_CALL(BPF_FUNC_ktime_get_ns));
+		E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_0, STK_TIME_NOW));
+	}
 	cgfw_cg_map_lookup(g, idx, key);
-	cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, have);
+	if (m->time_off) {
+		int absent = cgfw_em_label(g->em);
+
+		cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, absent);
+		gen_dynset_found(g, m, e, gone, have);
+		/* expired: out, so that a new one goes in */
+		cgfw_em_bind(g->em, gone);
+		cgfw_em_ld_imm64(g->em, BPF_REG_1, BPF_PSEUDO_MAP_FD,
+				 MAP_IDX_BIAS + idx);
+		E(I_MOV64_REG(BPF_REG_2, BPF_REG_10));
+		E(I_ALU64_IMM(BPF_ADD, BPF_REG_2, key));
+		E(I_CALL(BPF_FUNC_map_delete_elem));
+		cgfw_em_bind(g->em, absent);
+	} else {
+		cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, have);
+	}
 	for (i = 0; i < size / 8; i++) {
 		cgfw_em_ld_imm64(g->em, BPF_REG_1, 0, init[i]);
 		E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_1, S + 8 * i));
 	}
+	if (m->time_off)
+		gen_new_time(g, m, e, S + m->time_off);
 	cgfw_em_ld_imm64(g->em, BPF_REG_1, BPF_PSEUDO_MAP_FD,
 			 MAP_IDX_BIAS + idx);
 	E(I_MOV64_REG(BPF_REG_2, BPF_REG_10));
@@ -2134,10 +2217,6 @@ static void gen_dispatch(struct cg *g, const int32_t *v, uint32_t stride,
 	cgfw_em_goto(g->em, brk);
 }
 
-/* Where a set's timeouts are checked keeps what a helper call clobbers. */
-#define STK_TIME_NOW	(STK_SCRATCH + 48)	/* bpf_ktime_get_ns() */
-#define STK_TIME_ELEM	(STK_SCRATCH + 56)	/* the element found */
-
 /*
  * r0, an element found in map @m of a set with timeouts: to @expired if
  * it has (nft_set_elem_expired(): now at or past its expiry), else on,
@@ -2259,45 +2338,22 @@ static void gen_lookup(struct cg *g, struct nftnl_expr *e, int brk, int ret,
  * that does not fit ends the rule.
  */
 static void gen_dynset_time(struct cg *g, struct nftnl_expr *e, size_t idx,
-			    int key, bool update, int brk)
+			    int key, int brk)
 {
 	const struct bpf_map_spec *m = &g->bt->maps[idx];
 	int insert = cgfw_em_label(g->em), done = cgfw_em_label(g->em);
-	uint64_t ms = 0;
 	uint32_t n;
 
-	if (nftnl_expr_is_set(e, NFTNL_EXPR_DYNSET_TIMEOUT))
-		ms = nftnl_expr_get_u64(e, NFTNL_EXPR_DYNSET_TIMEOUT);
-	if (!ms && nftnl_set_is_set(m->set->nl, NFTNL_SET_TIMEOUT))
-		ms = nftnl_set_get_u64(m->set->nl, NFTNL_SET_TIMEOUT);
 	E(I_CALL(BPF_FUNC_ktime_get_ns));
 	E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_0, STK_TIME_NOW));
 	cgfw_cg_map_lookup(g, idx, key);
 	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, insert);
-	E(I_LDX(BPF_DW, BPF_REG_1, BPF_REG_0, m->time_off));
-	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_1, 0, done);	/* never */
-	E(I_LDX(BPF_DW, BPF_REG_2, BPF_REG_10, STK_TIME_NOW));
-	cgfw_em_jmp_reg(g->em, BPF_JGE, BPF_REG_2, BPF_REG_1, insert);
-	if (update) {
-		cgfw_em_ld_imm64(g->em, BPF_REG_1, 0, ms * 1000000);
-		E(I_ALU64_REG(BPF_ADD, BPF_REG_2, BPF_REG_1));
-		E(I_STX(BPF_DW, BPF_REG_0, BPF_REG_2, m->time_off));
-	}
-	cgfw_em_goto(g->em, done);
+	gen_dynset_found(g, m, e, insert, done);
 	cgfw_em_bind(g->em, insert);
 	/* the value: no data, then struct cgfw_elem_time */
 	for (n = 0; n < m->time_off; n += 8)
 		E(I_ST(BPF_DW, BPF_REG_10, STK_SCRATCH + n, 0));
-	E(I_ST(BPF_DW, BPF_REG_10, STK_SCRATCH + m->time_off, 0));
-	if (ms) {
-		E(I_LDX(BPF_DW, BPF_REG_2, BPF_REG_10, STK_TIME_NOW));
-		cgfw_em_ld_imm64(g->em, BPF_REG_1, 0, ms * 1000000);
-		E(I_ALU64_REG(BPF_ADD, BPF_REG_2, BPF_REG_1));
-		E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_2,
-			STK_SCRATCH + m->time_off));
-	}
-	cgfw_em_ld_imm64(g->em, BPF_REG_1, 0, ms);
-	E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_1, STK_SCRATCH + m->time_off + 8));
+	gen_new_time(g, m, e, STK_SCRATCH + m->time_off);
 	cgfw_em_ld_imm64(g->em, BPF_REG_1, BPF_PSEUDO_MAP_FD,
 			 MAP_IDX_BIAS + idx);
 	E(I_MOV64_REG(BPF_REG_2, BPF_REG_10));
@@ -2347,11 +2403,6 @@ static void gen_dynset(struct cg *g, struct nftnl_expr *e, int brk)
 			       name);
 		return;
 	}
-	if (stmt && m->time_off) {
-		cgfw_cg_refuse(g, "a meter of set %s, which has timeouts (the bpf backend keeps a meter's state or an element's times, not both)",
-			       name);
-		return;
-	}
 	if (op != NFT_DYNSET_OP_DELETE && !stmt != !m->meter) {
 		cgfw_cg_refuse(g, "set %s is metered by some rules and added to without a statement by others (its elements would differ from nft's)",
 			       name);
@@ -2380,12 +2431,11 @@ static void gen_dynset(struct cg *g, struct nftnl_expr *e, int brk)
 		return;
 	}
 	if (stmt) {
-		gen_meter(g, idx, key, stmt, brk);
+		gen_meter(g, idx, key, e, stmt, brk);
 		return;
 	}
 	if (m->time_off) {
-		gen_dynset_time(g, e, idx, key, op == NFT_DYNSET_OP_UPDATE,
-				brk);
+		gen_dynset_time(g, e, idx, key, brk);
 		return;
 	}
 	/* a set's value is one byte, 0 (maps.c) */

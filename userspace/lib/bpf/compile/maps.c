@@ -438,7 +438,7 @@ static int meter_of(struct nftnl_expr *e, void *data)
 	struct nftnl_expr *stmt;
 	struct bpf_map_spec *m;
 	const char *set;
-	uint32_t size, i, k;
+	uint32_t size, state, i, k;
 	bool several, lock;
 	void *v;
 
@@ -451,17 +451,23 @@ static int meter_of(struct nftnl_expr *e, void *data)
 	for (i = 0; i < f->bt->n_maps; i++) {
 		m = &f->bt->maps[i];
 		if (!m->set || m->meter || m->type != BPF_MAP_TYPE_HASH ||
-		    m->time_off ||	/* refused where the rule is compiled */
 		    strcmp(nftnl_set_get_str(m->set->nl, NFTNL_SET_NAME), set))
 			continue;
+		state = size;
+		if (m->time_off) {	/* the state, then the times */
+			m->time_off = state;
+			size += sizeof(struct cgfw_elem_time);
+		}
+		/* (a meter has no elements of its own: refused at the rule) */
 		v = realloc(m->values, (size_t)(m->n_elems ? : 1) * size);
 		if (!v) {
 			f->err = -ENOMEM;
 			return -1;
 		}
 		m->values = v;
+		memset(v, 0, (size_t)m->n_elems * size);
 		for (k = 0; k < m->n_elems; k++)
-			memcpy((uint8_t *)v + (size_t)k * size, init, size);
+			memcpy((uint8_t *)v + (size_t)k * size, init, state);
 		m->value_size = size;
 		m->spin_lock = lock;
 		m->meter = stmt;
