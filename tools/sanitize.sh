@@ -28,4 +28,4 @@ fi
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=86:detect_odr_violation=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=87
 export LSAN_OPTIONS=suppressions=$top/selftests/sanitizers/lsan.supp:print_suppressions=0
-CGFW_TESTS="unit golden bad selftests crafted cli large objects dynamic meta log kill-steps" exec tools/run-tests.sh "$SAN"
+CGFW_TESTS="unit golden bad selftests crafted cli large objects dynamic concat meta log kill-steps" exec tools/run-tests.sh "$SAN"

@@ -153,6 +153,8 @@ static void port_match(struct sb *s, const char *field)
 /* One match; @fam: 4, 6, or 0 when the rule has no family yet. */
 static void match(struct sb *s, int *fam)
 {
+	int a;
+
 	switch (rnd(13)) {
 	case 0:
 		if (udp_ok(fam))
@@ -221,14 +223,28 @@ static void match(struct sb *s, int *fam)
 		if (FAM(*fam) == 6 || !udp_ok(fam))
 			break;
 		set_fam(fam, 4);
-		add(s, "ip daddr . udp dport { %s . %d, %s . %d } ", PICK(v4),
-		    port(), PICK(v4), port());
+		if (rnd(2)) {
+			add(s, "ip daddr . udp dport { %s . %d, %s . %d } ",
+			    PICK(v4), port(), PICK(v4), port());
+			break;
+		}
+		/* intervals of concatenations: boxes, apart by their ports */
+		a = PORT0 + rnd(4);
+		add(s, "ip daddr . udp dport { %s . %d-%d, %s . %d } ",
+		    PICK(v4_prefix), a, a + 1 + rnd(2), PICK(v4), a + 3);
 		break;
 	case 9:
 		if (FAM(*fam) == 4 || !udp_ok(fam))
 			break;
 		set_fam(fam, 6);
-		add(s, "ip6 daddr . udp dport { %s . %d } ", PICK(v6), port());
+		if (rnd(2)) {
+			add(s, "ip6 daddr . udp dport { %s . %d } ", PICK(v6),
+			    port());
+			break;
+		}
+		a = PORT0 + rnd(4);
+		add(s, "ip6 daddr . udp dport { %s . %d-%d, fd00::/127 . %d } ",
+		    PICK(v6), a, a + 1 + rnd(2), a + 3);
 		break;
 	case 10:	/* the headers some IPv6 datagrams carry */
 		if (FAM(*fam) == 4)

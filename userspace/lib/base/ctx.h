@@ -79,7 +79,6 @@ void cgfw_err_at(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 void cgfw_log(struct cgfw_ctx *ctx, enum cgfw_log_level level,
 	      const char *fmt, ...) __printf(3, 4);
 
-/* Line @line (1-based) of @src, without its newline; NULL if none. */
 /* The file that line @line of the text is from, and its line there. */
 const char *cgfw_src_where(const struct cgfw_source *src, unsigned int line,
 			   unsigned int *file_line);
@@ -90,6 +89,7 @@ const char *cgfw_src_lines(const struct cgfw_source *src, unsigned int first,
 void cgfw_src_release(struct cgfw_source *src);
 /* Text only: no NUL bytes or other control characters; else -EINVAL. */
 int cgfw_src_check_text(struct cgfw_ctx *ctx, const struct cgfw_source *src);
+/* Line @line (1-based) of @src, without its newline; NULL if none. */
 const char *cgfw_src_line(const struct cgfw_source *src, unsigned int line,
 			  size_t *len);
 

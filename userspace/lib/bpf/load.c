@@ -585,9 +585,10 @@ static void verifier_error(struct cgfw_ctx *ctx, const struct bpf_table *bt,
 }
 
 /*
- * The maps of the named objects' states, bound to every program of the
- * table: listed from any of them (cgfw list), and kept while one runs,
- * whether its rules use them or not.
+ * The maps of the named objects' states, and of the sets whose boxes the
+ * programs compare with (no program looks them up), bound to every
+ * program of the table: listed from any of them (cgfw list), and kept
+ * while one runs, whether its rules use them or not.
  */
 static int bind_state(struct cgfw_ctx *ctx, const struct bpf_table *bt,
 		      const struct bpf_prog_spec *p)
@@ -598,6 +599,17 @@ static int bind_state(struct cgfw_ctx *ctx, const struct bpf_table *bt,
 	size_t i;
 	int ret;
 
+	for (i = 0; i < bt->n_maps; i++) {
+		if (!bt->maps[i].boxes || bt->maps[i].fd < 0)
+			continue;
+		ret = bpf_prog_bind_map(p->fd, bt->maps[i].fd, NULL);
+		if (ret) {
+			cgfw_err(ctx, "cannot bind the map of set '%s' of table '%s' to its program: %s",
+				 cgfw_ir_set_name(bt->maps[i].set),
+				 bt->table->name, strerror(-ret));
+			return ret;
+		}
+	}
 	if (list_empty(&bt->table->objs))
 		return 0;
 	for (i = 0; i < ARRAY_SIZE(states); i++) {

@@ -457,7 +457,7 @@ static struct nftnl_set *set_of(const struct desc_set *ds)
 	return s;
 }
 
-/* One map entry as an element: a key, or a prefix as an interval. */
+/* One map entry as an element: a key, a prefix or a box as an interval. */
 static int map_elem(struct model_set *ms, const struct desc *d,
 		    const uint8_t *key, const uint8_t *value, bool lpm)
 {
@@ -470,7 +470,15 @@ static int map_elem(struct model_set *ms, const struct desc *d,
 		e->key = malloc(klen);
 	if (!e || !e->key)
 		return -ENOMEM;
-	if (lpm) {
+	if (ms->flags & NFT_SET_INTERVAL && ms->flags & NFT_SET_CONCAT) {
+		/* a box: its first key, and its last as the value */
+		memcpy(e->key, key, klen);
+		e->key_end = malloc(klen);
+		if (!e->key_end)
+			return -ENOMEM;
+		memcpy(e->key_end, value, klen);
+		return 0;
+	} else if (lpm) {
 		memcpy(&plen, key, 4);
 		memcpy(e->key, key + 4, klen);
 		e->key_end = malloc(klen);

@@ -49,6 +49,12 @@ struct bpf_map_spec {
 	uint32_t cap_elems;		/* room for, where a set fills it */
 	bool inline_only;		/* compiled as comparisons: no map */
 	/*
+	 * intervals of concatenations: each element a box, key its first
+	 * key and value its last; the programs compare with the boxes
+	 * (codegen.c, gen_boxes()), the map is only what cgfw list reads
+	 */
+	bool boxes;
+	/*
 	 * a set with timeouts: each value's struct cgfw_elem_time is at
 	 * this offset (0: none); armed: its expiries count from now
 	 */
@@ -164,6 +170,13 @@ void cgfw_bpf_table_release(struct bpf_table *bt);
 int cgfw_bpf_set_spec(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 		      const struct cgfw_loc *loc, const struct ir_table *table,
 		      const struct ir_set *set, struct bpf_map_spec *m);
+/*
+ * The fields of a set of intervals of concatenations: their lengths in
+ * bytes (each in a 4-byte multiple of the key), false if the set does
+ * not give them or one is longer than 16 bytes.
+ */
+bool cgfw_bpf_box_fields(const struct nftnl_set *s, const uint8_t **len,
+			 uint32_t *n);
 /*
  * A set with timeouts: its elements' times made to count from now (once;
  * before the map is filled: cgfw_bpf_set_spec() gives the ms left).

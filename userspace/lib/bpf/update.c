@@ -166,6 +166,12 @@ static int update_map(struct cgfw_ctx *ctx, struct upd_cmds *u,
 	int ret;
 
 	ret = cgfw_bpf_set_spec(ctx, &u->src, s->loc, NULL, &set, &m);
+	if (!ret && m.boxes) {
+		cgfw_err_at(ctx, &u->src, s->loc,
+			    "set '%s' of table '%s' holds intervals of concatenations, which the bpf backend compiles into its programs; apply the table again with the elements changed",
+			    s->set, s->table);
+		ret = -EOPNOTSUPP;
+	}
 	if (!ret && (bpf_obj_get_info_by_fd(fd, &info, &len) ||
 		     info.key_size != m.key_size ||
 		     info.value_size != m.value_size)) {

@@ -243,6 +243,22 @@ whole:
 	return 1;
 }
 
+int cgfw_model_field_prefix_len(uint32_t type, const uint8_t *lo,
+				const uint8_t *hi, uint32_t len, size_t i)
+{
+	uint32_t types[8], off = 0, k;
+	size_t n = cgfw_model_type_fields(type, types, ARRAY_SIZE(types));
+
+	if (i >= n)
+		return -1;
+	for (k = 0; k < i; k++)
+		off += field_len(types[k]);
+	if (!field_len(types[i]) || off + field_len(types[i]) > len)
+		return -1;
+	return cgfw_model_prefix_len(types[i], lo + off, hi + off,
+				     dtype_of(types[i])->size);
+}
+
 int cgfw_model_prefix_len(uint32_t type, const uint8_t *lo, const uint8_t *hi,
 			  uint32_t len)
 {

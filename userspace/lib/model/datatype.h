@@ -36,6 +36,9 @@ size_t cgfw_model_key_values(uint32_t type, uint32_t byteorder, const uint8_t *k
  */
 int cgfw_model_prefix_len(uint32_t type, const uint8_t *lo, const uint8_t *hi,
 			  uint32_t len);
+/* The same for field @i of a concatenation's keys @lo and @hi. */
+int cgfw_model_field_prefix_len(uint32_t type, const uint8_t *lo,
+				const uint8_t *hi, uint32_t len, size_t i);
 /* "accept", "drop", "jump" ... of an nf_tables verdict code. */
 const char *cgfw_model_verdict_str(int32_t verdict);
 

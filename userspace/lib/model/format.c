@@ -217,7 +217,21 @@ static void print_key(struct strbuf *sb, struct cgfw_json *j,
 	for (i = 0; i < n; i++) {
 		bool same = !strcmp(lo[i].s, hi[i].s);
 
-		if (j && same) {
+		plen = same || n == 1 ? -1 :
+		       cgfw_model_field_prefix_len(s->key_type, e->key,
+						   e->key_end, s->key_len, i);
+		if (j && plen >= 0) {
+			cgfw_json_obj_open(j);
+			cgfw_json_key(j, "prefix");
+			cgfw_json_obj_open(j);
+			cgfw_json_kv_str(j, "addr", lo[i].s);
+			cgfw_json_kv_u64(j, "len", plen);
+			cgfw_json_obj_close(j);
+			cgfw_json_obj_close(j);
+		} else if (plen >= 0) {
+			cgfw_sb_addf(sb, "%s%s/%d", i ? " . " : "", lo[i].s,
+				     plen);
+		} else if (j && same) {
 			json_value(j, &lo[i]);
 		} else if (j) {
 			cgfw_json_obj_open(j);

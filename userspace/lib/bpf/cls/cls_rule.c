@@ -685,7 +685,10 @@ static void lookup_one(struct rctx *r, const struct bpf_map_spec *m,
 	free(s);
 }
 
-/* A concatenation of exact keys: one box per element. */
+/*
+ * A concatenation of exact keys, or of intervals (a set's boxes, from
+ * its first key to its last): one box per element.
+ */
 static void lookup_concat(struct rctx *r, const struct bpf_map_spec *m,
 			  struct load **fl, size_t n_f, uint32_t flags)
 {
@@ -707,6 +710,8 @@ static void lookup_concat(struct rctx *r, const struct bpf_map_spec *m,
 	box_full(&full);
 	for (i = 0; i < m->n_elems && !r->fail; i++) {
 		const uint8_t *k = (const uint8_t *)m->keys + i * m->key_size;
+		const uint8_t *h = m->boxes ? (const uint8_t *)m->values +
+					      i * m->value_size : k;
 
 		memset(&sub, 0, sizeof(sub));
 		sub.cp = r->cp;
@@ -726,7 +731,7 @@ static void lookup_concat(struct rctx *r, const struct bpf_map_spec *m,
 			}
 			p->n = 0;
 			iv_add(&sub, p, be_val(k + off, fl[j]->len),
-			       be_val(k + off, fl[j]->len));
+			       be_val(h + off, fl[j]->len));
 			constrain(&sub, fl[j], fl[j]->len, p);
 			free(p);
 			off += (fl[j]->len + 3) / 4 * 4;
@@ -751,7 +756,7 @@ static void ex_lookup(struct rctx *r, struct nftnl_expr *e)
 	struct load *fl[4];
 	size_t n_f = 0;
 
-	if (!m || !m->set->anonymous ||
+	if (!m || (!m->set->anonymous && !m->boxes) ||
 	    nftnl_expr_is_set(e, NFTNL_EXPR_LOOKUP_DREG) ||
 	    nftnl_set_get_u32(m->set->nl, NFTNL_SET_FLAGS) & NFT_SET_MAP) {
 		r->fail = true;
@@ -759,7 +764,7 @@ static void ex_lookup(struct rctx *r, struct nftnl_expr *e)
 	}
 	if (!lookup_fields(r, m, sreg, fl, &n_f))
 		return;
-	if (m->type == BPF_MAP_TYPE_LPM_TRIE || n_f == 1)
+	if (m->type == BPF_MAP_TYPE_LPM_TRIE || (n_f == 1 && !m->boxes))
 		lookup_one(r, m, fl, n_f, flags);
 	else
 		lookup_concat(r, m, fl, n_f, flags);

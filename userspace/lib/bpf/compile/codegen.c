@@ -2238,6 +2238,102 @@ static void gen_expired(struct cg *g, const struct bpf_map_spec *m,
 	cgfw_em_bind(g->em, live);
 }
 
+/*
+ * load_be() of a field in nft's registers (@off a multiple of 4): 2 and
+ * 4 bytes loaded whole and swapped, 8 as two words (the stack takes no
+ * unaligned double word).
+ */
+static void load_be_reg(struct cg *g, int dst, int off, uint32_t len)
+{
+	switch (len) {
+	case 2:
+		E(I_LDX(BPF_H, dst, BPF_REG_10, off));
+		E(I_BE(dst, 16));
+		return;
+	case 4:
+		E(I_LDX(BPF_W, dst, BPF_REG_10, off));
+		E(I_BE(dst, 32));
+		return;
+	case 8:
+		E(I_LDX(BPF_W, dst, BPF_REG_10, off));
+		E(I_BE(dst, 32));
+		E(I_ALU64_IMM(BPF_LSH, dst, 32));
+		E(I_LDX(BPF_W, BPF_REG_5, BPF_REG_10, off + 4));
+		E(I_BE(BPF_REG_5, 32));
+		E(I_ALU64_REG(BPF_OR, dst, BPF_REG_5));
+		return;
+	}
+	load_be(g, dst, off, len);
+}
+
+/* To @out unless @lo <= the @len bytes at fp+@off <= @hi (big-endian). */
+static void gen_in_range(struct cg *g, int off, const uint8_t *lo,
+			 const uint8_t *hi, uint32_t len, int out)
+{
+	int lo_ok, hi_ok;
+
+	if (len <= 8) {
+		load_be_reg(g, BPF_REG_1, off, len);
+		if (!memcmp(lo, hi, len)) {
+			jmp_u64(g, BPF_JNE, BPF_REG_1, be_value(lo, len), out);
+			return;
+		}
+		jmp_u64(g, BPF_JLT, BPF_REG_1, be_value(lo, len), out);
+		jmp_u64(g, BPF_JGT, BPF_REG_1, be_value(hi, len), out);
+		return;
+	}
+	/* two halves, the first 8 bytes deciding unless equal */
+	lo_ok = cgfw_em_label(g->em);
+	hi_ok = cgfw_em_label(g->em);
+	load_be_reg(g, BPF_REG_1, off, 8);
+	load_be_reg(g, BPF_REG_2, off + 8, len - 8);
+	jmp_u64(g, BPF_JGT, BPF_REG_1, be_value(lo, 8), lo_ok);
+	jmp_u64(g, BPF_JLT, BPF_REG_1, be_value(lo, 8), out);
+	jmp_u64(g, BPF_JLT, BPF_REG_2, be_value(lo + 8, len - 8), out);
+	cgfw_em_bind(g->em, lo_ok);
+	jmp_u64(g, BPF_JLT, BPF_REG_1, be_value(hi, 8), hi_ok);
+	jmp_u64(g, BPF_JGT, BPF_REG_1, be_value(hi, 8), out);
+	jmp_u64(g, BPF_JGT, BPF_REG_2, be_value(hi + 8, len - 8), out);
+	cgfw_em_bind(g->em, hi_ok);
+}
+
+/* Boxes in a row, one by one, past this many: said. */
+#define CG_MANY_BOXES 256
+
+/*
+ * A lookup in a set of intervals of concatenations (ip saddr . tcp dport
+ * { 10.0.0.0/8 . 22-25 }): its boxes, fixed when the program is made,
+ * each field of the key against the box's bounds, box after box; to
+ * @found at the first that holds it, else on.
+ */
+static void gen_boxes(struct cg *g, const struct bpf_map_spec *m, int key,
+		      int found)
+{
+	const uint8_t *flen, *lo, *hi;
+	uint32_t n_f = 0, i, f, off;
+	char at[CGFW_WHERE_MAX];
+	int next;
+
+	if (!cgfw_bpf_box_fields(m->set->nl, &flen, &n_f))
+		return;	/* refused with the set (maps.c) */
+	if (m->n_elems > CG_MANY_BOXES)
+		cgfw_log(g->ctx, CGFW_LOG_WARN,
+			 "%s: set '%s' has %u intervals of concatenations, which the bpf backend compares with a packet one by one in this rule; a rule of its own for each group of them, next to each other, can become a tree",
+			 cgfw_src_lines(&g->rs->src, g->rule->loc.line,
+					g->rule->loc.line, at, sizeof(at)),
+			 cgfw_ir_set_name(m->set), m->n_elems);
+	for (i = 0; i < m->n_elems; i++) {
+		lo = (const uint8_t *)m->keys + (size_t)i * m->key_size;
+		hi = (const uint8_t *)m->values + (size_t)i * m->value_size;
+		next = cgfw_em_label(g->em);
+		for (f = 0, off = 0; f < n_f; off += (flen[f] + 3) / 4 * 4, f++)
+			gen_in_range(g, key + off, lo + off, hi + off, flen[f],
+				     next);
+		cgfw_em_goto(g->em, found);
+		cgfw_em_bind(g->em, next);
+	}
+}
+
 static void gen_lookup(struct cg *g, struct nftnl_expr *e, int brk, int ret,
 		       int accept)
 {
@@ -2265,6 +2361,16 @@ static void gen_lookup(struct cg *g, struct nftnl_expr *e, int brk, int ret,
 							 m->key_size);
 	if (!key)
 		return;
+	if (m->boxes && dreg < 0) {
+		int found = cgfw_em_label(g->em);
+
+		gen_boxes(g, m, key, flags & NFT_LOOKUP_F_INV ? brk : found);
+		if (!(flags & NFT_LOOKUP_F_INV)) {
+			cgfw_em_goto(g->em, brk);	/* in none of them */
+			cgfw_em_bind(g->em, found);
+		}
+		return;
+	}
 	if (m->inline_only) {
 		int found = cgfw_em_label(g->em);
 

@@ -226,6 +226,8 @@ static int fill_elem(const uint8_t *key, const uint8_t *last, uint32_t len,
 
 	if (!key)
 		return -EOPNOTSUPP;	/* the catch-all: refused above */
+	if (f->m->boxes)	/* the box: its first and last keys */
+		return add_elem(f->m, key, last ? last : key);
 	ret = elem_value(f->t, e, f->verdict, value, f->m->value_size);
 	if (ret)
 		return ret;
@@ -237,6 +239,29 @@ static int fill_elem(const uint8_t *key, const uint8_t *last, uint32_t len,
 		last = key;
 	return cgfw_bpf_add_range(f->m, cgfw_be_get(key, len),
 				  cgfw_be_get(last, len), len, value);
+}
+
+bool cgfw_bpf_box_fields(const struct nftnl_set *s, const uint8_t **len,
+			 uint32_t *n)
+{
+	uint32_t klen = nftnl_set_get_u32(s, NFTNL_SET_KEY_LEN), i, sum = 0;
+	const uint8_t *f;
+	uint32_t k = 0;
+
+	f = nftnl_set_is_set(s, NFTNL_SET_DESC_CONCAT) ?
+	    nftnl_set_get_data(s, NFTNL_SET_DESC_CONCAT, &k) : NULL;
+	for (i = 0; f && i < k; i++) {
+		if (!f[i] || f[i] > 16)
+			return false;
+		sum += (f[i] + 3) / 4 * 4;
+	}
+	if (!f || !k || sum != klen)
+		return false;
+	if (len)
+		*len = f;
+	if (n)
+		*n = k;
+	return true;
 }
 
 /* The catch-all element has no equivalent yet: refused with the set. */
@@ -280,16 +305,16 @@ int cgfw_bpf_set_spec(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 			  NFT_DATA_VERDICT;
 	if (flags & NFT_SET_OBJECT ||
 	    (flags & NFT_SET_EVAL && (flags & NFT_SET_INTERVAL || is_map)) ||
-	    (flags & NFT_SET_INTERVAL && flags & NFT_SET_CONCAT) ||
+	    (flags & NFT_SET_INTERVAL && flags & NFT_SET_CONCAT && is_map) ||
 	    klen > 16 * 4) {
 		cgfw_err_at(ctx, src, loc,
-			    "the bpf backend cannot do set '%s' (objects, interval concatenations, or a dynamic map or interval set); use the nft backend",
+			    "the bpf backend cannot do set '%s' (objects, maps of interval concatenations, or a dynamic map or interval set); use the nft backend",
 			    set->anonymous ? "(anonymous)" : name);
 		return -EOPNOTSUPP;
 	}
 	if (flags & NFT_SET_TIMEOUT && flags & NFT_SET_INTERVAL) {
 		cgfw_err_at(ctx, src, loc,
-			    "the bpf backend cannot do set '%s': timeouts in an interval set (its elements are split into prefixes); use the nft backend",
+			    "the bpf backend cannot do set '%s': timeouts in an interval set (its elements are split into prefixes or compared in the program); use the nft backend",
 			    name);
 		return -EOPNOTSUPP;
 	}
@@ -310,7 +335,17 @@ int cgfw_bpf_set_spec(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 					    &m->time_off);
 	if (m->value_size > CGFW_BPF_VALUE_MAX)
 		return -EOPNOTSUPP;
-	if (flags & NFT_SET_INTERVAL) {
+	if (flags & NFT_SET_INTERVAL && flags & NFT_SET_CONCAT) {
+		if (!cgfw_bpf_box_fields(s, NULL, NULL)) {
+			cgfw_err_at(ctx, src, loc,
+				    "the bpf backend cannot do set '%s': the fields of its concatenation are not given, or one is longer than 16 bytes; use the nft backend",
+				    set->anonymous ? "(anonymous)" : name);
+			return -EOPNOTSUPP;
+		}
+		m->type = BPF_MAP_TYPE_HASH;
+		m->key_size = m->value_size = klen;
+		m->boxes = true;
+	} else if (flags & NFT_SET_INTERVAL) {
 		if (klen > 16)
 			return -EOPNOTSUPP;
 		m->type = BPF_MAP_TYPE_LPM_TRIE;
@@ -332,7 +367,7 @@ int cgfw_bpf_set_spec(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 	m->inline_only = set->anonymous && !is_map && !ret &&
 			 !(flags & NFT_SET_EVAL) &&	/* a meter's, dynamic */
 			 m->type == BPF_MAP_TYPE_HASH &&
-			 m->n_elems <= INLINE_SET_MAX;
+			 (m->n_elems <= INLINE_SET_MAX || m->boxes);
 	m->max_entries = m->n_elems + (set->anonymous ? 0 : SET_HEADROOM);
 	if (flags & NFT_SET_EVAL)	/* the rules add to it: its size */
 		m->max_entries = nftnl_set_is_set(s, NFTNL_SET_DESC_SIZE) &&
