@@ -368,7 +368,9 @@ int cgfw_bpf_set_spec(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 			 !(flags & NFT_SET_EVAL) &&	/* a meter's, dynamic */
 			 m->type == BPF_MAP_TYPE_HASH &&
 			 (m->n_elems <= INLINE_SET_MAX || m->boxes);
-	m->max_entries = m->n_elems + (set->anonymous ? 0 : SET_HEADROOM);
+	/* boxes are compiled in: no element goes in later */
+	m->max_entries = m->n_elems +
+			 (set->anonymous || m->boxes ? 0 : SET_HEADROOM);
 	if (flags & NFT_SET_EVAL)	/* the rules add to it: its size */
 		m->max_entries = nftnl_set_is_set(s, NFTNL_SET_DESC_SIZE) &&
 				 nftnl_set_get_u32(s, NFTNL_SET_DESC_SIZE) ?
