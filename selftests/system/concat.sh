@@ -40,6 +40,24 @@ EOT
 	echo '	}'
 	echo '}'
 } > "$work/tree.nft"
+# one rule, a set of 300 boxes: a tree of its own on the bpf backend
+{
+	echo 'table cgroup big {'
+	echo '	set b {'
+	echo '		type ipv4_addr . inet_service'
+	echo '		flags interval'
+	echo -n '		elements = { '
+	for i in $(seq 1 300); do
+		echo -n "127.$((i / 200)).$((i % 200)).0/24 . $((40000 + i % 7))-$((40002 + i % 7)), "
+	done
+	echo '127.9.9.9 . 41000 }'
+	echo '	}'
+	echo '	chain out {'
+	echo "		type filter hook egress cgroup \"$cg\" priority 0; policy accept;"
+	echo '		ip daddr . udp dport @b counter drop'
+	echo '	}'
+	echo '}'
+} > "$work/big.nft"
 
 # each datagram's outcome, "p" or "d"
 sends() {	# sends ADDR:PORT...
@@ -66,6 +84,9 @@ named=(127.0.0.1:40050 127.0.0.3:40059 127.0.0.4:40055 127.0.0.9:40060
        ::1:40051 ::1:40053 fd00::1:40060 fd00::2:40060)
 tree=(127.0.3.7:40003 127.0.3.7:40006 127.0.3.7:40002 127.1.3.1:41000
       127.1.3.2:41000 127.0.20.1:40000 127.0.20.1:40003 127.0.21.1:40001)
+big=(127.0.1.9:40001 127.0.1.9:40004 127.0.7.1:40007 127.0.7.1:40009
+     127.1.99.2:40001 127.1.99.2:40006 127.1.101.1:40006 127.9.9.9:41000
+     127.9.9.8:41000 127.1.150.3:40003)
 backends="nft-emulated bpf"
 "$CGFW" status | grep -q '^nft cgroup family (native): *yes$' && backends="$backends nft-native"
 for b in $backends; do
@@ -81,6 +102,9 @@ for b in $backends; do
 	eval "tree_$v=\$(sends \"\${tree[@]}\")"
 	eval "treec_$v=\$(counters tree)"
 	"$CGFW" delete tree
+	check "$b: a set of 300 boxes applies" "$CGFW" apply -b "$b" "$work/big.nft"
+	eval "big_$v=\$(sends \"\${big[@]}\")"
+	"$CGFW" delete big
 done
 for b in $backends; do
 	[ "$b" = nft-emulated ] && continue
@@ -91,9 +115,14 @@ for b in $backends; do
 	check "$b: the twenty rules' verdicts are nft-emulated's (${!tv})" \
 		test "${!tv}" = "$tree_nft_emulated"
 	check "$b: and their counters" test "${!tcv}" = "$treec_nft_emulated"
+	bv="big_$v"
+	check "$b: the set of 300 boxes' verdicts are nft-emulated's (${!bv})" \
+		test "${!bv}" = "$big_nft_emulated"
 done
 check "bpf: the twenty rules are a classifier's tree" \
 	bash -c "'$CGFW' compile -b bpf '$work/tree.nft' | grep -q 'rules at .*tree.nft:4-23: 20 rules, classifier'"
+check "bpf: and so is the one rule with 300 boxes" \
+	bash -c "'$CGFW' compile -b bpf '$work/big.nft' | grep -q 'rules at .*big.nft:9: 1 rules, classifier (302 leaves, 301 entries'"
 
 # in place: nft's backends change the set, the bpf backend says to apply
 echo 'add element cgroup cc allow { 127.0.0.20 . 40065-40066 }' > "$work/add.nft"

@@ -45,7 +45,6 @@
 #include "bpf/cls/cls_int.h"
 
 /* Shorter runs are compared rule by rule (codegen.c). */
-#define CLS_MIN_RUN	16
 #define CLS_CASE_OPS	0x8000	/* in an entry's case: the rule has ops */
 #define CLS_MAX_JUMPS	16	/* nft's jump stack: codegen.c's MAX_DEPTH */
 
@@ -226,13 +225,17 @@ static int read_chain(struct cg *g, struct cls_prog *cp,
 			return ret;
 		c->run_of[i] = -1;
 	}
-	/* runs: CLS_MIN_RUN indexable rules in a row, or more */
+	/*
+	 * runs: CLS_MIN_RUN indexable rules in a row, or more, or with a
+	 * rule whose set holds as many boxes
+	 */
 	for (i = 0; i < n; i = j) {
 		struct cls_run *run;
+		bool many = false;
 
 		for (j = i; j < n && c->info[j].indexable; j++)
-			;
-		if (j - i < CLS_MIN_RUN) {
+			many |= c->info[j].many;
+		if (j - i < CLS_MIN_RUN && !many) {
 			j += j == i;
 			continue;
 		}

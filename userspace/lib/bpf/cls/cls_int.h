@@ -46,8 +46,12 @@ struct cls_op {
 #define CLS_OP_SIZE	32
 
 /* One rule as the classifier sees it. */
+/* Indexable rules in a row that become a tree, at least (cls_gen.c). */
+#define CLS_MIN_RUN	16
+
 struct cls_rule {
 	bool indexable;
+	bool many;		/* a set's boxes, enough to be a run alone */
 	bool counter;
 	bool has_verdict;
 	int32_t verdict;	/* NFT_CONTINUE: none */

@@ -35,6 +35,12 @@ typedef unsigned __int128 u128;
 
 /* A rule is refused by the classifier (not by cgfw) past these. */
 #define MAX_BOXES_RULE	64
+/*
+ * A lookup in a set of boxes (intervals of concatenations) takes up to
+ * this many, each as a rule would; with CLS_MIN_RUN or more, the rule is
+ * a run of its own (cls_gen.c).
+ */
+#define MAX_BOXES_SET	16384
 #define MAX_IV		256	/* intervals of one constraint */
 
 struct load {
@@ -66,6 +72,8 @@ struct rctx {
 	int word_piece[16];
 	struct cls_rbox *boxes;	/* the rule's match so far */
 	size_t n_boxes;
+	size_t max_boxes;	/* MAX_BOXES_RULE, or a set of boxes' size */
+	bool many;		/* a set of boxes, a run of its own */
 	bool fail;
 };
 
@@ -309,7 +317,7 @@ static void and_boxes(struct rctx *r, const struct cls_rbox *alt, size_t n)
 
 	if (r->fail)
 		return;
-	if (r->n_boxes * n > MAX_BOXES_RULE * 4) {
+	if (r->n_boxes * n > r->max_boxes * 4) {
 		r->fail = true;
 		return;
 	}
@@ -336,7 +344,7 @@ static void and_boxes(struct rctx *r, const struct cls_rbox *alt, size_t n)
 	free(r->boxes);
 	r->boxes = nb;
 	r->n_boxes = k;
-	if (k > MAX_BOXES_RULE)
+	if (k > r->max_boxes)
 		r->fail = true;
 }
 
@@ -702,10 +710,14 @@ static void lookup_concat(struct rctx *r, const struct bpf_map_spec *m,
 		return;
 	}
 	alt = malloc((m->n_elems + 1) * sizeof(*alt));
-	if (!alt || m->n_elems > MAX_BOXES_RULE) {
+	if (!alt || m->n_elems > (m->boxes ? MAX_BOXES_SET : MAX_BOXES_RULE)) {
 		free(alt);
 		r->fail = true;
 		return;
+	}
+	if (m->boxes && m->n_elems > r->max_boxes) {
+		r->max_boxes = m->n_elems;	/* each box as a rule */
+		r->many = r->n_boxes == 1 && m->n_elems >= CLS_MIN_RUN;
 	}
 	box_full(&full);
 	for (i = 0; i < m->n_elems && !r->fail; i++) {
@@ -715,6 +727,7 @@ static void lookup_concat(struct rctx *r, const struct bpf_map_spec *m,
 
 		memset(&sub, 0, sizeof(sub));
 		sub.cp = r->cp;
+		sub.max_boxes = MAX_BOXES_RULE;
 		sub.boxes = malloc(sizeof(*sub.boxes));
 		if (!sub.boxes) {
 			r->fail = true;
@@ -998,6 +1011,7 @@ static int rule_done(struct rctx *r, struct cls_rule *out, size_t saved_dims)
 		return 0;
 	}
 	out->indexable = true;
+	out->many = r->many && r->n_boxes >= CLS_MIN_RUN;
 	out->boxes = r->boxes;
 	out->n_boxes = r->n_boxes;
 	return 0;
@@ -1008,7 +1022,8 @@ int cgfw_cls_rule_read(struct cls_prog *cp, const struct bpf_table *bt,
 		       struct cls_rule *out)
 {
 	struct nftnl_expr_iter *it = nftnl_expr_iter_create(ir->nl);
-	struct rctx r = { .cp = cp, .bt = bt, .dir = dir };
+	struct rctx r = { .cp = cp, .bt = bt, .dir = dir,
+			  .max_boxes = MAX_BOXES_RULE };
 	struct nftnl_expr *e;
 	size_t i, saved_dims = cp->n_dims;
 	bool in_match = true;

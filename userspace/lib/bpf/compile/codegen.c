@@ -2318,7 +2318,7 @@ static void gen_boxes(struct cg *g, const struct bpf_map_spec *m, int key,
 		return;	/* refused with the set (maps.c) */
 	if (m->n_elems > CG_MANY_BOXES)
 		cgfw_log(g->ctx, CGFW_LOG_WARN,
-			 "%s: set '%s' has %u intervals of concatenations, which the bpf backend compares with a packet one by one in this rule; a rule of its own for each group of them, next to each other, can become a tree",
+			 "%s: set '%s' has %u intervals of concatenations, which the bpf backend compares with a packet one by one in this rule; in a rule of matches, counters and a verdict, a lookup with == (not !=) becomes a tree",
 			 cgfw_src_lines(&g->rs->src, g->rule->loc.line,
 					g->rule->loc.line, at, sizeof(at)),
 			 cgfw_ir_set_name(m->set), m->n_elems);
