@@ -22,10 +22,22 @@ table cgroup cc {
 		flags interval
 		elements = { ::1 . 40050-40052, fd00::/127 . 40060 }
 	}
+	map verdicts {
+		type ipv4_addr . inet_service : verdict
+		flags interval
+		elements = { 127.0.0.0/30 . 40080-40084 : drop,
+			     127.0.0.9 . 40085 : accept, 127.0.0.8 . 40086 : jump j }
+	}
+	chain j {
+		counter drop
+	}
 	chain out {
 		type filter hook egress cgroup "$cg" priority 0; policy accept;
 		udp dport 40050-40079 ip daddr . udp dport != @allow counter drop
 		udp dport 40050-40079 ip6 daddr . udp dport != @allow6 counter drop
+		udp dport 40080-40089 ip daddr . udp dport vmap @verdicts
+		udp dport 40080-40089 meta mark set ip daddr . udp dport map { 127.0.0.0/30 . 40080-40088 : 0x7 }
+		meta mark 7 counter drop
 	}
 }
 EOT
@@ -81,7 +93,9 @@ ip -6 addr add fd00::1/64 dev lo
 ip -6 addr add fd00::2/64 dev lo
 named=(127.0.0.1:40050 127.0.0.3:40059 127.0.0.4:40055 127.0.0.9:40060
        127.0.0.9:40061 127.0.1.2:40071 127.0.1.4:40070 127.0.0.2:40049
-       ::1:40051 ::1:40053 fd00::1:40060 fd00::2:40060)
+       ::1:40051 ::1:40053 fd00::1:40060 fd00::2:40060
+       127.0.0.2:40081 127.0.0.9:40085 127.0.0.8:40086 127.0.0.9:40086
+       127.0.0.2:40088 127.0.0.5:40088)
 tree=(127.0.3.7:40003 127.0.3.7:40006 127.0.3.7:40002 127.1.3.1:41000
       127.1.3.2:41000 127.0.20.1:40000 127.0.20.1:40003 127.0.21.1:40001)
 big=(127.0.1.9:40001 127.0.1.9:40004 127.0.7.1:40007 127.0.7.1:40009
@@ -92,7 +106,8 @@ backends="nft-emulated bpf"
 for b in $backends; do
 	check "$b: a named set of boxes applies" "$CGFW" apply -b "$b" "$work/named.nft"
 	r=$(sends "${named[@]}")
-	check "$b: only the datagrams in a box pass ($r)" test "$r" = ppdpdpdppdpd
+	check "$b: only the datagrams in a box pass; a verdict map's and a map's boxes ($r)" \
+		test "$r" = ppdpdpdppdpddpdpdp
 	v=${b//-/_}
 	eval "named_$v=\$(counters cc)"
 	check "$b: the listing has the boxes as nft writes them ($(elems cc allow); $(elems cc allow6))" \

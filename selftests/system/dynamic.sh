@@ -89,8 +89,21 @@ table cgroup tmo {
 		type ipv4_addr
 		flags dynamic, timeout
 	}
+	map tv {
+		type ipv4_addr : verdict
+		flags timeout
+		elements = { 127.0.0.1 timeout 1h : drop, 127.0.0.2 timeout 8s : drop }
+	}
+	map tm {
+		type ipv4_addr : mark
+		flags timeout
+		elements = { 127.0.0.3 timeout 8s : 0x5, 127.0.0.4 : 0x5 }
+	}
 	chain out {
 		type filter hook egress cgroup "$cg" priority 0; policy accept;
+		udp dport 38 ip daddr vmap @tv
+		udp dport 39 meta mark set ip daddr map @tm
+		udp dport 39 meta mark 5 drop
 		udp dport 41 update @lim { ip daddr timeout 8s limit rate 1/minute burst 2 packets } accept
 		udp dport 41 drop
 		udp dport 43 add @q { ip daddr timeout 8s quota over 60 bytes } drop
@@ -125,6 +138,8 @@ for b in $backends; do
 	r=$(sends 127.0.0.1:41 127.0.0.1:41 127.0.0.1:41 127.0.0.1:43 127.0.0.1:43 127.0.0.1:43)
 	check "$b: meters with a timeout: a limit of burst 2, a quota over 60 bytes ($r)" \
 		test "$r" = ppdppd
+	r=$(sends 127.0.0.1:38 127.0.0.2:38 127.0.0.5:38 127.0.0.3:39 127.0.0.4:39 127.0.0.5:39)
+	check "$b: a verdict map and a map with timeouts ($r)" test "$r" = ddpddp
 	t0=$SECONDS
 	check "$b: the listing has each element's timeout when it is not the set's, and when it expires ($(times ban))" \
 		test "$(times ban)" = "127.0.0.1 expires, 127.0.0.2 timeout 8 expires, 127.0.0.3 timeout 8 expires, 127.0.0.4 timeout 8 expires"
@@ -141,6 +156,9 @@ for b in $backends; do
 	r=$(sends 127.0.0.1:41 127.0.0.1:43)
 	check "$b: a meter's expired element is made again, with the statement's first state ($r)" \
 		test "$r" = pp
+	r=$(sends 127.0.0.1:38 127.0.0.2:38 127.0.0.3:39 127.0.0.4:39)
+	check "$b: the maps' expired elements give no verdict and no data ($r)" \
+		test "$r" = dppd
 	check "$b: ... and listed with its timeout ($(times lim))" \
 		test "$(times lim)" = "127.0.0.1 timeout 8 expires"
 	r=$(sends 127.0.0.2:32 127.0.0.2:30)

@@ -471,13 +471,13 @@ static int map_elem(struct model_set *ms, const struct desc *d,
 	if (!e || !e->key)
 		return -ENOMEM;
 	if (ms->flags & NFT_SET_INTERVAL && ms->flags & NFT_SET_CONCAT) {
-		/* a box: its first key, and its last as the value */
+		/* a box: its first key; the value, its last, then the data */
 		memcpy(e->key, key, klen);
 		e->key_end = malloc(klen);
 		if (!e->key_end)
 			return -ENOMEM;
 		memcpy(e->key_end, value, klen);
-		return 0;
+		value += klen;
 	} else if (lpm) {
 		memcpy(&plen, key, 4);
 		memcpy(e->key, key + 4, klen);

@@ -53,13 +53,15 @@ struct bpf_map_spec {
 	 * key and value its last; the programs compare with the boxes
 	 * (codegen.c, gen_boxes()), the map is only what cgfw list reads
 	 */
-	bool boxes;
+	bool boxes;		/* the value: the last key, then the data */
 	/*
 	 * a set with timeouts: each value's struct cgfw_elem_time is at
 	 * this offset (0: none); armed: its expiries count from now
 	 */
 	uint32_t time_off;
 	bool armed;
+	/* a map's data (or { verdict, chain }) in each value */
+	uint32_t data_off, data_size;
 	bool spin_lock;			/* values start with a bpf_spin_lock */
 	struct nftnl_expr *meter;	/* a meter's statement (codegen.h) */
 	bool desc;			/* the description (bpf/desc.h) */
@@ -72,8 +74,11 @@ struct bpf_map_spec {
 	int fd;				/* -1 until created */
 };
 
-/* The largest value of a set's element: 64 bytes of data, and times. */
-#define CGFW_BPF_VALUE_MAX	80
+/*
+ * The largest value of a set's element: 64 bytes of data, and times or
+ * (intervals of concatenations) the last key.
+ */
+#define CGFW_BPF_VALUE_MAX	128
 
 /*
  * The end of an element's value in a set with timeouts (flags timeout),

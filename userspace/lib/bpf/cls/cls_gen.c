@@ -152,13 +152,13 @@ static void mark_targets(const struct bpf_table *bt, const struct ir_rule *r,
 
 				if (!m->set || strcmp(nftnl_set_get_str(m->set->nl,
 						NFTNL_SET_NAME), set) ||
-				    m->value_size < 8)
+				    m->data_size < 8)
 					continue;
 				for (k = 0; k < m->n_elems; k++) {
 					int32_t v[2];
 
 					memcpy(v, (uint8_t *)m->values +
-					       k * m->value_size, 8);
+					       k * m->value_size + m->data_off, 8);
 					if ((v[0] == NFT_JUMP ||
 					     v[0] == NFT_GOTO) &&
 					    chain_at(bt->table, v[1]))

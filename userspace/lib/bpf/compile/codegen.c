@@ -1514,7 +1514,9 @@ static void gen_exthdr(struct cg *g, struct nftnl_expr *e, int brk)
 	int done = cgfw_em_label(g->em), fail = cgfw_em_label(g->em);
 	int out = cgfw_em_label(g->em), dst;
 
-	if (nftnl_expr_is_set(e, NFTNL_EXPR_EXTHDR_SREG)) {
+	/* a write (SREG) or "reset tcp option" (neither register) */
+	if (nftnl_expr_is_set(e, NFTNL_EXPR_EXTHDR_SREG) ||
+	    !nftnl_expr_is_set(e, NFTNL_EXPR_EXTHDR_DREG)) {
 		cgfw_cg_refuse(g, "exthdr statements change the packet (a CGROUP_SKB program may not)");
 		return;
 	}
@@ -2300,14 +2302,45 @@ static void gen_in_range(struct cg *g, int off, const uint8_t *lo,
 /* Boxes in a row, one by one, past this many: said. */
 #define CG_MANY_BOXES 256
 
+/* Where a lookup goes on a hit: its verdict or data, for gen_boxes(). */
+struct box_hit {
+	int found;		/* a set's lookup: on here */
+	int dreg, dst;		/* a map's: the verdict, or data to fp+dst */
+	int brk, ret, accept;
+};
+
+/* Box @i of map @m holds the key: its verdict, or its data, or @found. */
+static void box_hit(struct cg *g, const struct bpf_map_spec *m, uint32_t i,
+		    const struct box_hit *h)
+{
+	const uint8_t *d = (const uint8_t *)m->values +
+			   (size_t)i * m->value_size + m->data_off;
+	int32_t v[2];
+	uint32_t n, w;
+
+	if (h->dreg == NFT_REG_VERDICT) {
+		memcpy(v, d, sizeof(v));
+		cgfw_cg_verdict(g, v[0], v[0] == NFT_JUMP || v[0] == NFT_GOTO ?
+				chain_by_index(g, v[1])->name : NULL,
+				h->brk, h->ret, h->accept);
+		cgfw_em_goto(g->em, h->brk);
+		return;
+	}
+	for (n = 0; h->dreg >= 0 && n < m->data_size; n += 4) {
+		memcpy(&w, d + n, 4);
+		E(I_ST(BPF_W, BPF_REG_10, h->dst + n, w));
+	}
+	cgfw_em_goto(g->em, h->found);
+}
+
 /*
- * A lookup in a set of intervals of concatenations (ip saddr . tcp dport
- * { 10.0.0.0/8 . 22-25 }): its boxes, fixed when the program is made,
- * each field of the key against the box's bounds, box after box; to
- * @found at the first that holds it, else on.
+ * A lookup in a set or map of intervals of concatenations (ip saddr .
+ * tcp dport { 10.0.0.0/8 . 22-25 }): its boxes, fixed when the program
+ * is made, each field of the key against the box's bounds, box after
+ * box; at the first that holds it, box_hit(), else on.
  */
 static void gen_boxes(struct cg *g, const struct bpf_map_spec *m, int key,
-		      int found)
+		      const struct box_hit *h)
 {
 	const uint8_t *flen, *lo, *hi;
 	uint32_t n_f = 0, i, f, off;
@@ -2329,7 +2362,7 @@ static void gen_boxes(struct cg *g, const struct bpf_map_spec *m, int key,
 		for (f = 0, off = 0; f < n_f; off += (flen[f] + 3) / 4 * 4, f++)
 			gen_in_range(g, key + off, lo + off, hi + off, flen[f],
 				     next);
-		cgfw_em_goto(g->em, found);
+		box_hit(g, m, i, h);
 		cgfw_em_bind(g->em, next);
 	}
 }
@@ -2361,13 +2394,22 @@ static void gen_lookup(struct cg *g, struct nftnl_expr *e, int brk, int ret,
 							 m->key_size);
 	if (!key)
 		return;
-	if (m->boxes && dreg < 0) {
-		int found = cgfw_em_label(g->em);
+	if (m->boxes) {
+		struct box_hit h = {
+			.found = flags & NFT_LOOKUP_F_INV ? brk :
+				 cgfw_em_label(g->em),
+			.dreg = dreg, .brk = brk, .ret = ret, .accept = accept,
+		};
 
-		gen_boxes(g, m, key, flags & NFT_LOOKUP_F_INV ? brk : found);
+		if (dreg >= 0 && dreg != NFT_REG_VERDICT) {
+			h.dst = reg_off(g, dreg, m->data_size);
+			if (!h.dst)
+				return;
+		}
+		gen_boxes(g, m, key, &h);
 		if (!(flags & NFT_LOOKUP_F_INV)) {
 			cgfw_em_goto(g->em, brk);	/* in none of them */
-			cgfw_em_bind(g->em, found);
+			cgfw_em_bind(g->em, h.found);
 		}
 		return;
 	}
@@ -2423,13 +2465,14 @@ static void gen_lookup(struct cg *g, struct nftnl_expr *e, int brk, int ret,
 		E(I_STX(BPF_W, BPF_REG_10, BPF_REG_1, STK_SCRATCH + 32));
 		E(I_LDX(BPF_W, BPF_REG_1, BPF_REG_0, 4));
 		E(I_STX(BPF_W, BPF_REG_10, BPF_REG_1, STK_SCRATCH + 36));
-		gen_dispatch(g, m->values, 2, m->n_elems, brk, ret, accept);
+		gen_dispatch(g, m->values, m->value_size / 4, m->n_elems, brk,
+			     ret, accept);
 		return;
 	}
-	key = reg_off(g, dreg, m->value_size);
+	key = reg_off(g, dreg, m->data_size);
 	if (!key)
 		return;
-	for (n = 0; n < m->value_size; n += 4) {
+	for (n = 0; n < m->data_size; n += 4) {
 		E(I_LDX(BPF_W, BPF_REG_1, BPF_REG_0, n));
 		E(I_STX(BPF_W, BPF_REG_10, BPF_REG_1, key + n));
 	}

@@ -226,11 +226,15 @@ static int fill_elem(const uint8_t *key, const uint8_t *last, uint32_t len,
 
 	if (!key)
 		return -EOPNOTSUPP;	/* the catch-all: refused above */
-	if (f->m->boxes)	/* the box: its first and last keys */
-		return add_elem(f->m, key, last ? last : key);
-	ret = elem_value(f->t, e, f->verdict, value, f->m->value_size);
+	memset(value, 0, sizeof(value));
+	ret = elem_value(f->t, e, f->verdict, value + f->m->data_off,
+			 f->m->value_size - f->m->data_off);
 	if (ret)
 		return ret;
+	if (f->m->boxes) {	/* the box: its first and last keys */
+		memcpy(value, last ? last : key, len);
+		return add_elem(f->m, key, value);
+	}
 	if (f->m->time_off)
 		elem_time(f, e, value);
 	if (f->m->type != BPF_MAP_TYPE_LPM_TRIE)
@@ -297,6 +301,7 @@ int cgfw_bpf_set_spec(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 	uint32_t flags = nftnl_set_get_u32(s, NFTNL_SET_FLAGS);
 	uint32_t klen = nftnl_set_get_u32(s, NFTNL_SET_KEY_LEN);
 	bool is_map = flags & NFT_SET_MAP, verdict = false;
+	uint32_t time_off;
 	struct fill f;
 	int ret;
 
@@ -305,10 +310,9 @@ int cgfw_bpf_set_spec(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 			  NFT_DATA_VERDICT;
 	if (flags & NFT_SET_OBJECT ||
 	    (flags & NFT_SET_EVAL && (flags & NFT_SET_INTERVAL || is_map)) ||
-	    (flags & NFT_SET_INTERVAL && flags & NFT_SET_CONCAT && is_map) ||
 	    klen > 16 * 4) {
 		cgfw_err_at(ctx, src, loc,
-			    "the bpf backend cannot do set '%s' (objects, maps of interval concatenations, or a dynamic map or interval set); use the nft backend",
+			    "the bpf backend cannot do set '%s' (objects, or a dynamic map or interval set); use the nft backend",
 			    set->anonymous ? "(anonymous)" : name);
 		return -EOPNOTSUPP;
 	}
@@ -333,8 +337,12 @@ int cgfw_bpf_set_spec(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 					    nftnl_set_get_u32(s, NFTNL_SET_DATA_TYPE),
 					    nftnl_set_get_u32(s, NFTNL_SET_DATA_LEN),
 					    &m->time_off);
-	if (m->value_size > CGFW_BPF_VALUE_MAX)
-		return -EOPNOTSUPP;
+	/* a map's data, without the times; a set's one byte is none */
+	m->data_size = !is_map ? 0 :
+		       cgfw_bpf_value_size(flags & ~NFT_SET_TIMEOUT,
+					   nftnl_set_get_u32(s, NFTNL_SET_DATA_TYPE),
+					   nftnl_set_get_u32(s, NFTNL_SET_DATA_LEN),
+					   &time_off);
 	if (flags & NFT_SET_INTERVAL && flags & NFT_SET_CONCAT) {
 		if (!cgfw_bpf_box_fields(s, NULL, NULL)) {
 			cgfw_err_at(ctx, src, loc,
@@ -343,7 +351,9 @@ int cgfw_bpf_set_spec(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 			return -EOPNOTSUPP;
 		}
 		m->type = BPF_MAP_TYPE_HASH;
-		m->key_size = m->value_size = klen;
+		m->key_size = klen;
+		m->data_off = klen;
+		m->value_size = klen + m->data_size;
 		m->boxes = true;
 	} else if (flags & NFT_SET_INTERVAL) {
 		if (klen > 16)
@@ -355,6 +365,8 @@ int cgfw_bpf_set_spec(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 		m->type = BPF_MAP_TYPE_HASH;
 		m->key_size = klen;
 	}
+	if (m->value_size > CGFW_BPF_VALUE_MAX)
+		return -EOPNOTSUPP;
 	ret = catchall(ctx, src, loc, s, name);
 	f = (struct fill){ .t = table, .m = m, .verdict = verdict };
 	if (nftnl_set_is_set(s, NFTNL_SET_TIMEOUT))
