@@ -1,7 +1,8 @@
 #!/bin/bash
 # The clock, the socket and generated numbers with real packets: meta
 # time, day and hour (the wall clock), socket mark and wildcard (the
-# sending socket), numgen random and inc. The same table on every backend this kernel
+# sending socket), numgen random and inc; and the input device at egress,
+# which there is none of (index 0, no name, no type or group). The same table on every backend this kernel
 # has, datagrams sent from our cgroup by unbound, connected and marked
 # sockets; each rule's counter must be what nft's inet family (the
 # emulated target) counts, and each drop must stop the same datagrams.
@@ -61,6 +62,11 @@ table cgroup clock {
 		numgen random mod 2 offset 5 6 counter
 		numgen inc mod 3 0 counter
 		numgen inc mod 3 offset 7 8 counter
+		meta iif != "lo" counter
+		meta iifname != "lo" counter
+		meta iifname "lo" counter
+		meta iiftype loopback counter
+		meta iifgroup 0 counter
 	}
 }
 EOT
@@ -142,6 +148,8 @@ for b in $(test_backends); do
 			test "$got" = sssdsdssdsssdddsssdsdssdsssddd
 		check "$b: the clock's rules count this hour, today and before the next hour, not the others ($c)" \
 			bash -c "set -- $c; [ \$1 -gt 0 ] && [ \$2 = 0 ] && [ \$3 = \$1 ] && [ \$4 = 0 ] && [ \$5 = \$1 ] && [ \$6 = 0 ]"
+		check "$b: at egress no input device: iif and iifname are not lo's, no type or group matches ($(echo "$c" | cut -d' ' -f13-17))" \
+			bash -c "set -- $c; [ \${13} -gt 0 ] && [ \${14} = \${13} ] && [ \${15} = 0 ] && [ \${16} = 0 ] && [ \${17} = 0 ]"
 		continue
 	fi
 	check "$b: the same datagrams dropped as nft's inet family ($got)" \

@@ -1673,10 +1673,58 @@ static void gen_time(struct cg *g, uint32_t key, uint32_t dreg)
 	E(I_STX(BPF_W, BPF_REG_10, BPF_REG_0, off));
 }
 
+/*
+ * A device the hook has not (the input device at egress, the output one
+ * at ingress), as nft_meta_get_eval() has it where nft_in() or nft_out()
+ * is NULL: its index 0, its name empty, no type or group (the rule ends).
+ * False for the device the hook has.
+ */
+static bool gen_no_device(struct cg *g, struct nftnl_expr *e, uint32_t key,
+			  int brk)
+{
+	bool egress = g->p->dir == CGFW_EGRESS;
+	uint32_t dreg = nftnl_expr_get_u32(e, NFTNL_EXPR_META_DREG);
+	int off, n;
+
+	switch (key) {
+	case NFT_META_IIF:
+	case NFT_META_IIFNAME:
+	case NFT_META_IIFTYPE:
+	case NFT_META_IIFGROUP:
+		if (!egress)
+			return false;
+		break;
+	case NFT_META_OIF:
+	case NFT_META_OIFNAME:
+	case NFT_META_OIFTYPE:
+	case NFT_META_OIFGROUP:
+		if (egress)
+			return false;
+		break;
+	default:
+		return false;
+	}
+	if (key == NFT_META_IIFTYPE || key == NFT_META_OIFTYPE ||
+	    key == NFT_META_IIFGROUP || key == NFT_META_OIFGROUP) {
+		/*
+		 * the rule ends here; what follows must stay reachable for
+		 * the verifier: skb->cb[3] is 0 at run time (the prologue's)
+		 */
+		E(I_LDX(BPF_W, BPF_REG_1, R_CTX,
+			offsetof(struct __sk_buff, cb[3])));
+		cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_1, 0, brk);
+		return true;
+	}
+	n = key == NFT_META_IIFNAME || key == NFT_META_OIFNAME ? 16 : 4;
+	off = reg_off(g, dreg, n);
+	for (; off && n > 0; n -= 4)
+		E(I_ST(BPF_W, BPF_REG_10, off + n - 4, 0));
+	return true;
+}
+
 static void gen_meta(struct cg *g, struct nftnl_expr *e, int brk)
 {
 	uint32_t key = nftnl_expr_get_u32(e, NFTNL_EXPR_META_KEY);
-	bool egress = g->p->dir == CGFW_EGRESS;
 	int off, field = -1;
 
 	if (nftnl_expr_is_set(e, NFTNL_EXPR_META_SREG)) {
@@ -1699,6 +1747,8 @@ static void gen_meta(struct cg *g, struct nftnl_expr *e, int brk)
 		gen_time(g, key, nftnl_expr_get_u32(e, NFTNL_EXPR_META_DREG));
 		return;
 	}
+	if (gen_no_device(g, e, key, brk))
+		return;
 	off = reg_off(g, nftnl_expr_get_u32(e, NFTNL_EXPR_META_DREG), 4);
 	if (!off)
 		return;
@@ -1716,14 +1766,7 @@ static void gen_meta(struct cg *g, struct nftnl_expr *e, int brk)
 		field = offsetof(struct __sk_buff, priority);
 		break;
 	case NFT_META_IIF:
-	case NFT_META_OIF:
-		if ((key == NFT_META_IIF) == egress) {
-			cgfw_cg_refuse(g, "meta %s at %s: there is no %s device here",
-			       key == NFT_META_IIF ? "iif" : "oif",
-			       cgfw_dir_str(g->p->dir),
-			       egress ? "input" : "output");
-			return;
-		}
+	case NFT_META_OIF:	/* the other one: gen_no_device() */
 		field = offsetof(struct __sk_buff, ifindex);
 		break;
 	case NFT_META_NFPROTO:
