@@ -204,6 +204,12 @@ for b in $backends; do
 	wait $dpid
 	"$CGFW" delete full
 done
+"$CGFW" apply -b bpf "$work/tmo.nft"
+echo 'add element cgroup tmo q { 127.0.0.5 }' > "$work/tmo-q.nft"
+check "bpf: cgfw update does not add to a meter with timeouts (its elements hold their rule's quota)" \
+	bash -c "! '$CGFW' update '$work/tmo-q.nft' 2> '$work/tmo-q.err' &&
+		 grep -q \"set 'q' of table 'tmo' is a meter\" '$work/tmo-q.err'"
+"$CGFW" delete tmo
 check "bpf: compile -o refuses declared elements that expire (a fill command cannot say from when)" \
 	bash -c "! '$CGFW' compile -b bpf -o '$work/tmo.o' '$work/tmo.nft' 2> '$work/tmo-o.err' &&
 		 grep -q \"set 'ban' of table 'tmo' has elements that expire\" '$work/tmo-o.err' && [ ! -e '$work/tmo.o' ]"

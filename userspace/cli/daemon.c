@@ -127,6 +127,7 @@ struct daemon {
 	char devkmsg[32];		/* kernel.printk_devkmsg */
 	double log_due;			/* when to look for tables that log */
 	double expire_due;		/* when to take out expired elements */
+	bool expire_failed;		/* and the last time, it could not */
 	bool lost;			/* notifications were lost */
 	struct entry *v;
 	size_t n;
@@ -1037,9 +1038,13 @@ static void log_scan(struct daemon *d, struct pollfd *pfd)
 #define EXPIRE_MS 2000
 static void expire(struct daemon *d)
 {
+	bool failed;
+
 	d->expire_due = now_ms() + EXPIRE_MS;
-	if (cgfw_sets__expire(d->ctx, NULL))
+	failed = cgfw_sets__expire(d->ctx, NULL);
+	if (failed && !d->expire_failed)	/* once, until it works */
 		say_error(d);
+	d->expire_failed = failed;
 }
 
 int cgfw_cli_daemon(struct cgfw_ctx *ctx, const struct cgfw_daemon_opts *o)

@@ -37,7 +37,7 @@ enum {
 	DC_CGROUP_PATH, DC_CGROUP_ID,
 };
 enum { DR_UNSPEC, DR_CHAIN, DR_TEXT, DR_COUNTER, DR_QUOTA };
-enum { DS_UNSPEC, DS_NAME, DS_MAP_ID, DS_NLSET };
+enum { DS_UNSPEC, DS_NAME, DS_MAP_ID, DS_NLSET, DS_METER };
 enum { DP_UNSPEC, DP_DIR, DP_CGROUP_ID, DP_COUNTERS_ID };
 enum { DL_UNSPEC, DL_PROG, DL_SLOT, DL_CHAIN, DL_RULE };
 enum { DQ_UNSPEC, DQ_MAP_ID, DQ_SLOT, DQ_CHAIN, DQ_RULE, DQ_BYTES };
@@ -153,6 +153,8 @@ void cgfw_desc_put_set(struct strbuf *sb, const struct desc_set *s)
 	put_str(sb, DS_NAME, s->name);
 	put_u32(sb, DS_MAP_ID, s->map_id);
 	put(sb, DS_NLSET, s->nlset, s->nlset_len);
+	if (s->meter)
+		put_u32(sb, DS_METER, 1);
 	nest_end(sb, n);
 }
 
@@ -343,6 +345,7 @@ static int parse_set(const struct nlattr *a, struct desc *d)
 	if (!s->nlset)
 		return -ENOMEM;
 	memcpy(s->nlset, mnl_attr_get_payload(at.a[DS_NLSET]), s->nlset_len);
+	s->meter = at.a[DS_METER];	/* optional: older cgfw had none */
 	return 0;
 }
 

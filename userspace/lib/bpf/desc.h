@@ -40,6 +40,7 @@ struct desc_set {
 	uint32_t map_id;
 	void *nlset;		/* NEWSET message of its attributes */
 	uint32_t nlset_len;
+	bool meter;		/* its elements hold a statement's state */
 };
 
 struct desc_prog {

@@ -8,7 +8,9 @@
  * collect theirs every second or so; here cgfw_sets__expire() does it,
  * which cgfw daemon calls every 2 seconds. An element is read, found
  * expired, read again and only then deleted: a rule that adds it again
- * in between makes a new one, which the second read sees.
+ * before the second read makes a new one, which that read sees and
+ * keeps. One added between the second read and the delete is lost (the
+ * next packet adds it again); the maps have no delete-if-unchanged.
  */
 #include <dirent.h>
 #include <stdlib.h>
@@ -132,15 +134,17 @@ CGFW_API int cgfw_sets__expire(struct cgfw_ctx *ctx, size_t *removed)
 	struct dirent *de;
 	size_t n = 0;
 	DIR *dir;
-	int ret = 0;
+	int ret = 0, err;
 
 	if (!ctx)
 		return libcgfw_err(-EINVAL);
 	cgfw_ctx_reset(ctx);
 	dir = opendir(CGFW_PIN_ROOT);
-	while (dir && !ret && (de = readdir(dir)))
-		if (de->d_name[0] != '.')
-			ret = expire_table(de->d_name, &n);
+	while (dir && (de = readdir(dir))) {	/* each table, whatever */
+		err = de->d_name[0] == '.' ? 0 : expire_table(de->d_name, &n);
+		if (err && !ret)
+			ret = err;
+	}
 	if (dir)
 		closedir(dir);
 	if (removed)

@@ -48,29 +48,6 @@ int cgfw_bpf_name_ok(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 }
 
 /*
- * A meter's limits in a set with timeouts: struct limit_state, then
- * struct cgfw_elem_time; its BTF type, made once (*@id).
- */
-static int limit_time_type(struct btf *btf, int *id)
-{
-	int u64, lock;
-
-	if (*id > 0)
-		return *id;
-	u64 = btf__find_by_name(btf, "unsigned long long");
-	lock = btf__find_by_name(btf, "bpf_spin_lock");
-	*id = u64 < 0 || lock < 0 ? -ENOENT :
-	      btf__add_struct(btf, "cgfw_limit_time", 40);
-	if (*id < 0 || btf__add_field(btf, "lock", lock, 0, 0) ||
-	    btf__add_field(btf, "tokens", u64, 64, 0) ||
-	    btf__add_field(btf, "last", u64, 128, 0) ||
-	    btf__add_field(btf, "expires", u64, 192, 0) ||
-	    btf__add_field(btf, "timeout", u64, 256, 0))
-		*id = -ENOMEM;
-	return *id;
-}
-
-/*
  * The table's BTF in the kernel, for a limit's state; its fd. A meter's
  * hash map (codegen.h) keys its limits by the set's key: an array of its
  * bytes, its type in @keys[map]; with timeouts, its value's in
@@ -81,12 +58,13 @@ static int load_btf(struct cgfw_ctx *ctx, const struct bpf_table *bt,
 		    uint32_t *values)
 {
 	LIBBPF_OPTS(bpf_btf_load_opts, o);
-	struct btf *btf = cgfw_bpf_btf(bt, 1, key, value, NULL);
+	uint32_t limit_value[2];
+	struct btf *btf = cgfw_bpf_btf(bt, 1, key, limit_value, NULL);
 	const void *raw;
 	uint32_t len;
 	size_t i;
 	char *log;
-	int fd, u8 = -1, id, timed = 0;
+	int fd, u8 = -1, id;
 
 	if (!btf)
 		return -ENOMEM;
@@ -99,15 +77,13 @@ static int load_btf(struct cgfw_ctx *ctx, const struct bpf_table *bt,
 		id = u8 < 0 ? u8 : btf__add_array(btf, *key, u8,
 						   bt->maps[i].key_size);
 		keys[i] = id;
-		if (id >= 0 && bt->maps[i].time_off) {
-			id = limit_time_type(btf, &timed);
-			values[i] = id;
-		}
+		values[i] = limit_value[!!bt->maps[i].time_off];
 		if (id < 0) {
 			btf__free(btf);
 			return -ENOMEM;
 		}
 	}
+	*value = limit_value[0];
 	raw = btf__raw_data(btf, &len);
 	fd = raw ? bpf_btf_load(raw, len, &o) : -ENOMEM;
 	if (fd < 0 && fd != -ENOMEM) {
@@ -467,7 +443,7 @@ static int describe(const struct bpf_table *bt, uint64_t gen,
 		cgfw_desc_put_set(sb, &(struct desc_set){
 			.name = (char *)cgfw_ir_set_name(m->set),
 			.map_id = map_id(m->fd), .nlset = buf,
-			.nlset_len = len,
+			.nlset_len = len, .meter = m->meter,
 		});
 	}
 	pos = rule_positions(t, &n_pos);

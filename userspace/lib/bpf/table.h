@@ -91,6 +91,17 @@ struct cgfw_elem_time {
 };
 
 /*
+ * The longest timeout counted (ms, about 146 years): now plus it in ns
+ * stays within 64 bits; a longer one is this one.
+ */
+#define CGFW_TIMEOUT_MAX_MS	(UINT64_MAX / 4 / 1000000)
+
+static inline uint64_t cgfw_timeout_ms(uint64_t ms)
+{
+	return ms < CGFW_TIMEOUT_MAX_MS ? ms : CGFW_TIMEOUT_MAX_MS;
+}
+
+/*
  * The size of the value of a set's map element (flags NFT_SET_*; a map's
  * data type and length) and, with timeouts, where its struct
  * cgfw_elem_time is (else 0).
@@ -209,7 +220,8 @@ struct btf;
 /*
  * The BTF of @bt's maps (the ELF's .maps definitions, and the value type
  * of a limit's state with its bpf_spin_lock). *@limit_key and
- * *@limit_value get the key and value type ids of a limit's state.
+ * @limit_value[0] get the key and value type ids of a limit's state,
+ * @limit_value[1] the value's of a meter's limits in a set with timeouts.
  */
 struct btf *cgfw_bpf_btf(const struct bpf_table *bt, size_t n_tables,
 			 uint32_t *limit_key, uint32_t *limit_value,

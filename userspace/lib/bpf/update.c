@@ -153,18 +153,27 @@ void cgfw_bpf_update_end(struct upd_cmds *u, bool undo)
 	u->journal = NULL;
 }
 
-/* Elements of @s (add or delete) into or out of the map @fd. */
+/*
+ * Elements of @s (add or delete) into or out of the map @fd; a meter's
+ * (@meter) elements are the rules' to add.
+ */
 static int update_map(struct cgfw_ctx *ctx, struct upd_cmds *u,
-		      const struct upd_set *s, int fd, struct nftnl_set *elems,
-		      bool del)
+		      const struct upd_set *s, int fd, bool meter,
+		      struct nftnl_set *elems, bool del)
 {
 	struct ir_set set = { .nl = elems };
 	struct bpf_map_info info = { 0 };
 	uint32_t len = sizeof(info), i;
 	struct lpm_keys lpm = { 0 };
-	struct bpf_map_spec m;
+	struct bpf_map_spec m = { 0 };
 	int ret;
 
+	if (meter && !del) {
+		cgfw_err_at(ctx, &u->src, s->loc,
+			    "set '%s' of table '%s' is a meter: each element holds the state its rule gives it, and the rule adds them",
+			    s->set, s->table);
+		return -EINVAL;
+	}
 	ret = cgfw_bpf_set_spec(ctx, &u->src, s->loc, NULL, &set, &m);
 	if (!ret && m.boxes) {
 		cgfw_err_at(ctx, &u->src, s->loc,
@@ -187,7 +196,8 @@ static int update_map(struct cgfw_ctx *ctx, struct upd_cmds *u,
 		cgfw_err(ctx, "out of memory reading the set's elements");
 		ret = -ENOMEM;
 	}
-	cgfw_bpf_arm_timeouts(&m);
+	if (!ret)
+		cgfw_bpf_arm_timeouts(&m);
 	for (i = 0; !ret && i < m.n_elems; i++) {
 		void *k = (uint8_t *)m.keys + i * m.key_size;
 
@@ -222,7 +232,8 @@ static int update_map(struct cgfw_ctx *ctx, struct upd_cmds *u,
 }
 
 /* The map of set @set of table @table that its programs use now. */
-static int set_map(const char *table, const char *set, int *fd)
+/* The map of set @set of table @table; *@meter: a meter's. */
+static int set_map(const char *table, const char *set, int *fd, bool *meter)
 {
 	struct desc d;
 	size_t i;
@@ -235,6 +246,7 @@ static int set_map(const char *table, const char *set, int *fd)
 	for (i = 0; i < d.n_sets && ret == -ESRCH; i++) {
 		if (strcmp(d.sets[i].name, set))
 			continue;
+		*meter = d.sets[i].meter;
 		*fd = cgfw_bpf_table_map(table, d.sets[i].map_id);
 		ret = *fd < 0 ? *fd : 0;
 	}
@@ -249,11 +261,11 @@ static int set_map(const char *table, const char *set, int *fd)
 int cgfw_bpf_update(struct cgfw_ctx *ctx, struct upd_cmds *u)
 {
 	const struct upd_set *s;
-	bool held = false;
+	bool held = false, meter = false;
 	int fd, ret = 0;
 
 	list_for_each_entry(s, &u->sets, list) {
-		ret = set_map(s->table, s->set, &fd);
+		ret = set_map(s->table, s->set, &fd, &meter);
 		if (ret == -ENOENT)
 			continue;	/* no table of that name here */
 		held = true;
@@ -264,9 +276,9 @@ int cgfw_bpf_update(struct cgfw_ctx *ctx, struct upd_cmds *u)
 			return -EINVAL;
 		}
 		if (s->del)
-			ret = update_map(ctx, u, s, fd, s->del, true);
+			ret = update_map(ctx, u, s, fd, meter, s->del, true);
 		if (!ret && s->add)
-			ret = update_map(ctx, u, s, fd, s->add, false);
+			ret = update_map(ctx, u, s, fd, meter, s->add, false);
 		close(fd);
 		if (ret)
 			return ret;

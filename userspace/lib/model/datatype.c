@@ -152,7 +152,8 @@ static void field(struct model_value *v, uint32_t type, uint32_t byteorder,
 	uint64_t n;
 
 	memset(v, 0, sizeof(*v));
-	if (type == TYPE_INTEGER && byteorder == MODEL_BIG_ENDIAN)
+	if ((type == TYPE_INTEGER && byteorder == MODEL_BIG_ENDIAN) ||
+	    byteorder == MODEL_ALL_BIG_ENDIAN)
 		o = NET;
 	switch (type) {
 	case TYPE_IPADDR:
@@ -191,7 +192,7 @@ static void field(struct model_value *v, uint32_t type, uint32_t byteorder,
 	case TYPE_MARK:
 		if (len == 4) {
 			snprintf(v->s, sizeof(v->s), "0x%08" PRIx64,
-				 int_of(b, len, HOST));
+				 int_of(b, len, o));
 			return;
 		}
 		break;

@@ -12,6 +12,11 @@
 /* nft's byte order of a set's key (the set's userdata) */
 #define MODEL_HOST_ENDIAN 1
 #define MODEL_BIG_ENDIAN 2
+/*
+ * Not nft's: every field in network order, as nft stores the keys of a
+ * set of intervals of concatenations (host-order fields converted).
+ */
+#define MODEL_ALL_BIG_ENDIAN 0x100
 
 /* One printed value: "192.0.2.1", "443", "0x0000002a", "\"eth0\"". */
 struct model_value {

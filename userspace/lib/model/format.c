@@ -163,6 +163,7 @@ static void print_key(struct strbuf *sb, struct cgfw_json *j,
 		      const struct model_set *s, const struct model_elem *e)
 {
 	struct model_value lo[MAX_FIELDS], hi[MAX_FIELDS];
+	uint32_t fields[MAX_FIELDS], order = s->key_byteorder;
 	size_t n, m, i;
 	int plen;
 
@@ -173,7 +174,11 @@ static void print_key(struct strbuf *sb, struct cgfw_json *j,
 			cgfw_sb_adds(sb, "*");
 		return;
 	}
-	n = cgfw_model_key_values(s->key_type, s->key_byteorder, e->key,
+	/* intervals of concatenations: nft stores every field big-endian */
+	if (s->flags & NFT_SET_INTERVAL &&
+	    cgfw_model_type_fields(s->key_type, fields, MAX_FIELDS) > 1)
+		order = MODEL_ALL_BIG_ENDIAN;
+	n = cgfw_model_key_values(s->key_type, order, e->key,
 				  s->key_len, lo, MAX_FIELDS);
 	if (!e->key_end || !memcmp(e->key, e->key_end, s->key_len)) {
 		if (j)
@@ -197,7 +202,7 @@ static void print_key(struct strbuf *sb, struct cgfw_json *j,
 		}
 		return;
 	}
-	m = cgfw_model_key_values(s->key_type, s->key_byteorder, e->key_end,
+	m = cgfw_model_key_values(s->key_type, order, e->key_end,
 				  s->key_len, hi, MAX_FIELDS);
 	if (m != n)
 		n = m = 1;	/* print the whole keys */
@@ -318,10 +323,11 @@ static const struct {
 	uint32_t flag;
 	const char *name;
 } set_flags[] = {
+	/* nft's order (set_print_declaration()) */
 	{ NFT_SET_CONSTANT, "constant" },
+	{ NFT_SET_EVAL, "dynamic" },
 	{ NFT_SET_INTERVAL, "interval" },
 	{ NFT_SET_TIMEOUT, "timeout" },
-	{ NFT_SET_EVAL, "dynamic" },
 };
 
 /* ---- named objects ---- */
@@ -469,7 +475,10 @@ static void text_set(struct strbuf *sb, const struct model_set *s,
 			type_text(sb, s->data_type, &known);
 	}
 	cgfw_sb_adds(sb, "\n");
-	for (i = 0; i < ARRAY_SIZE(set_flags); i++) {
+	/* as nft: with a timeout of its own, "timeout" alone is no line */
+	for (i = 0; s->flags & ~(s->timeout ? NFT_SET_TIMEOUT : 0) &
+		    (NFT_SET_CONSTANT | NFT_SET_EVAL | NFT_SET_INTERVAL |
+		     NFT_SET_TIMEOUT) && i < ARRAY_SIZE(set_flags); i++) {
 		if (!(s->flags & set_flags[i].flag))
 			continue;
 		cgfw_sb_addf(sb, "%s%s", any ? "," : "\t\tflags ",

@@ -737,7 +737,7 @@ static uint64_t dynset_timeout(const struct bpf_map_spec *m,
 		ms = nftnl_expr_get_u64(e, NFTNL_EXPR_DYNSET_TIMEOUT);
 	if (!ms && nftnl_set_is_set(m->set->nl, NFTNL_SET_TIMEOUT))
 		ms = nftnl_set_get_u64(m->set->nl, NFTNL_SET_TIMEOUT);
-	return ms;
+	return cgfw_timeout_ms(ms);
 }
 
 /*

@@ -210,7 +210,7 @@ void cgfw_bpf_arm_timeouts(struct bpf_map_spec *m)
 		    m->time_off;
 		memcpy(&t, v, sizeof(t));
 		if (t.expires)
-			t.expires = now_ns + t.expires * 1000000;
+			t.expires = now_ns + cgfw_timeout_ms(t.expires) * 1000000;
 		memcpy(v, &t, sizeof(t));
 	}
 	m->armed = true;

@@ -94,10 +94,11 @@ static int num(struct btf *btf, int int_id, uint32_t n)
 
 /*
  * struct { int (*type)[T]; ... } for one map, as BTF; its type id. A
- * limit's state names its key and value types instead of their sizes.
+ * limit's state names its key and value types instead of their sizes
+ * (@limit_value[1]: a meter's limits with their times).
  */
 static int map_def(struct btf *btf, int int_id, uint32_t limit_key,
-		   uint32_t limit_value, const struct bpf_map_spec *m)
+		   const uint32_t *limit_value, const struct bpf_map_spec *m)
 {
 	const char *fields[5] = { "type", "max_entries", "map_flags" };
 	uint32_t v[] = { m->type, m->max_entries, m->flags };
@@ -121,7 +122,7 @@ static int map_def(struct btf *btf, int int_id, uint32_t limit_key,
 		}
 		p[n++] = btf__add_ptr(btf, key);
 		fields[n] = "value";
-		p[n++] = btf__add_ptr(btf, limit_value);
+		p[n++] = btf__add_ptr(btf, limit_value[!!m->time_off]);
 	} else {
 		fields[n] = "key_size";
 		p[n++] = num(btf, int_id, m->key_size);
@@ -150,7 +151,7 @@ struct btf *cgfw_bpf_btf(const struct bpf_table *bts, size_t n_tables,
 			 int **map_var)
 {
 	struct btf *btf = btf__new_empty();
-	int i32, u64, lock, val, def, var, ds;
+	int i32, u64, lock, val, val_time, def, var, ds;
 	size_t i, j, k, n = 0, n_maps = 0;
 	int *vars = NULL;
 	char name[64];
@@ -173,8 +174,18 @@ struct btf *cgfw_bpf_btf(const struct bpf_table *bts, size_t n_tables,
 	    btf__add_field(btf, "tokens", u64, 64, 0) ||
 	    btf__add_field(btf, "last", u64, 128, 0))
 		goto err;
+	/* a meter's, in a set with timeouts: then struct cgfw_elem_time */
+	val_time = btf__add_struct(btf, "cgfw_limit_time", 40);
+	if (val_time < 0 || btf__add_field(btf, "lock", lock, 0, 0) ||
+	    btf__add_field(btf, "pad", i32, 32, 0) ||
+	    btf__add_field(btf, "tokens", u64, 64, 0) ||
+	    btf__add_field(btf, "last", u64, 128, 0) ||
+	    btf__add_field(btf, "expires", u64, 192, 0) ||
+	    btf__add_field(btf, "timeout", u64, 256, 0))
+		goto err;
 	*limit_key = i32;
-	*limit_value = val;
+	limit_value[0] = val;
+	limit_value[1] = val_time;
 	/* the maps: one variable each in .maps, none for inline sets */
 	for (i = 0, k = 0; i < n_tables; i++) {
 		for (j = 0; j < bts[i].n_maps; j++, k++) {
@@ -182,7 +193,8 @@ struct btf *cgfw_bpf_btf(const struct bpf_table *bts, size_t n_tables,
 			if (bts[i].maps[j].inline_only ||
 			    bts[i].maps[j].rodata)
 				continue;
-			def = map_def(btf, i32, i32, val, &bts[i].maps[j]);
+			def = map_def(btf, i32, i32, limit_value,
+				      &bts[i].maps[j]);
 			map_sym(name, sizeof(name), &bts[i], k);
 			var = def < 0 ? def : btf__add_var(btf, name,
 					BTF_VAR_GLOBAL_ALLOCATED, def);
@@ -250,7 +262,7 @@ struct elf_obj {
 static int elf_obj_alloc(struct elf_obj *o)
 {
 	const struct bpf_table *bts = o->bts;
-	uint32_t limit_key, limit_value;
+	uint32_t limit_key, limit_value[2];
 	size_t i, j, k;
 
 	o->n_syms = 1;
@@ -274,7 +286,7 @@ static int elf_obj_alloc(struct elf_obj *o)
 		o->rels[k] = calloc(o->n_code[k] + 1, sizeof(GElf_Rel));
 		o->n_code[k] = 0;
 	}
-	o->btf = cgfw_bpf_btf(bts, o->n_tables, &limit_key, &limit_value,
+	o->btf = cgfw_bpf_btf(bts, o->n_tables, &limit_key, limit_value,
 			      &o->var_ids);
 	if (!o->syms || !o->sym_of || !o->maps_data || !o->code[0] ||
 	    !o->code[1] || !o->rels[0] || !o->rels[1] || !o->btf)
