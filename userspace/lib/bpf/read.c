@@ -562,8 +562,11 @@ static int add_set(struct model_table *mt, const struct desc *d,
 	if (!ret) {
 		ms->capacity = info.max_entries;
 		if (asprintf(&ms->where, "bpf map id %u (%s)", info.id,
-			     info.type == BPF_MAP_TYPE_LPM_TRIE ?
-			     "LPM trie" : "hash") < 0)
+			     info.type == BPF_MAP_TYPE_LPM_TRIE ? "LPM trie" :
+			     ms->flags & NFT_SET_INTERVAL &&
+			     ms->flags & NFT_SET_CONCAT ?
+			     "hash, read by cgfw: the programs compare with the boxes they were made with" :
+			     "hash") < 0)
 			ms->where = NULL;
 		key = calloc(1, info.key_size);
 		next = calloc(1, info.key_size);
