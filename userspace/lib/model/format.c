@@ -461,6 +461,7 @@ static void text_set(struct strbuf *sb, const struct model_set *s,
 		     bool handles)
 {
 	bool known = true, any = false;
+	uint32_t flags;
 	size_t i;
 
 	cgfw_sb_addf(sb, "\t%s %s {", is_map(s) ? "map" : "set", s->name);
@@ -475,11 +476,12 @@ static void text_set(struct strbuf *sb, const struct model_set *s,
 			type_text(sb, s->data_type, &known);
 	}
 	cgfw_sb_adds(sb, "\n");
-	/* as nft: with a timeout of its own, "timeout" alone is no line */
-	for (i = 0; s->flags & ~(s->timeout ? NFT_SET_TIMEOUT : 0) &
-		    (NFT_SET_CONSTANT | NFT_SET_EVAL | NFT_SET_INTERVAL |
-		     NFT_SET_TIMEOUT) && i < ARRAY_SIZE(set_flags); i++) {
-		if (!(s->flags & set_flags[i].flag))
+	flags = s->flags & (NFT_SET_CONSTANT | NFT_SET_EVAL |
+			    NFT_SET_INTERVAL | NFT_SET_TIMEOUT);
+	if (s->timeout && flags == NFT_SET_TIMEOUT)
+		flags = 0;	/* as nft: the timeout line says it */
+	for (i = 0; i < ARRAY_SIZE(set_flags); i++) {
+		if (!(flags & set_flags[i].flag))
 			continue;
 		cgfw_sb_addf(sb, "%s%s", any ? "," : "\t\tflags ",
 			     set_flags[i].name);
