@@ -187,13 +187,6 @@ int cgfw_bpf_set_spec(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 		      const struct cgfw_loc *loc, const struct ir_table *table,
 		      const struct ir_set *set, struct bpf_map_spec *m);
 /*
- * The fields of a set of intervals of concatenations: their lengths in
- * bytes (each in a 4-byte multiple of the key), false if the set does
- * not give them or one is longer than 16 bytes.
- */
-bool cgfw_bpf_box_fields(const struct nftnl_set *s, const uint8_t **len,
-			 uint32_t *n);
-/*
  * A set with timeouts: its elements' times made to count from now (once;
  * before the map is filled: cgfw_bpf_set_spec() gives the ms left).
  */

@@ -121,3 +121,26 @@ int cgfw_set_elems(const struct nftnl_set *s, cgfw_elem_fn fn, void *data)
 	nftnl_set_elems_iter_destroy(it);
 	return ret;
 }
+
+bool cgfw_set_fields(const struct nftnl_set *s, const uint8_t **len,
+		     uint32_t *n)
+{
+	uint32_t klen = nftnl_set_get_u32(s, NFTNL_SET_KEY_LEN), i, sum = 0;
+	const uint8_t *f;
+	uint32_t k = 0;
+
+	f = nftnl_set_is_set(s, NFTNL_SET_DESC_CONCAT) ?
+	    nftnl_set_get_data(s, NFTNL_SET_DESC_CONCAT, &k) : NULL;
+	for (i = 0; f && i < k; i++) {
+		if (!f[i] || f[i] > 16)
+			return false;
+		sum += (f[i] + 3) / 4 * 4;
+	}
+	if (!f || !k || sum != klen)
+		return false;
+	if (len)
+		*len = f;
+	if (n)
+		*n = k;
+	return true;
+}

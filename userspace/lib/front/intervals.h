@@ -29,6 +29,15 @@ typedef int (*cgfw_elem_fn)(const uint8_t *key, const uint8_t *last,
  */
 int cgfw_set_elems(const struct nftnl_set *s, cgfw_elem_fn fn, void *data);
 
+/*
+ * The fields of a set whose key is a concatenation: their lengths in
+ * bytes (each in a 4-byte multiple of the key, as nft's registers hold
+ * them). False if the set does not give them, they do not make its key,
+ * or one is longer than 16 bytes.
+ */
+bool cgfw_set_fields(const struct nftnl_set *s, const uint8_t **len,
+		     uint32_t *n);
+
 /* Big-endian arithmetic on keys of up to 16 bytes. */
 typedef unsigned __int128 cgfw_u128;
 cgfw_u128 cgfw_be_get(const uint8_t *b, uint32_t n);

@@ -2390,7 +2390,7 @@ static void gen_boxes(struct cg *g, const struct bpf_map_spec *m, int key,
 	char at[CGFW_WHERE_MAX];
 	int next;
 
-	if (!cgfw_bpf_box_fields(m->set->nl, &flen, &n_f))
+	if (!cgfw_set_fields(m->set->nl, &flen, &n_f))
 		return;	/* refused with the set (maps.c) */
 	if (m->n_elems > CG_MANY_BOXES)
 		cgfw_log(g->ctx, CGFW_LOG_WARN,

@@ -245,29 +245,6 @@ static int fill_elem(const uint8_t *key, const uint8_t *last, uint32_t len,
 				  cgfw_be_get(last, len), len, value);
 }
 
-bool cgfw_bpf_box_fields(const struct nftnl_set *s, const uint8_t **len,
-			 uint32_t *n)
-{
-	uint32_t klen = nftnl_set_get_u32(s, NFTNL_SET_KEY_LEN), i, sum = 0;
-	const uint8_t *f;
-	uint32_t k = 0;
-
-	f = nftnl_set_is_set(s, NFTNL_SET_DESC_CONCAT) ?
-	    nftnl_set_get_data(s, NFTNL_SET_DESC_CONCAT, &k) : NULL;
-	for (i = 0; f && i < k; i++) {
-		if (!f[i] || f[i] > 16)
-			return false;
-		sum += (f[i] + 3) / 4 * 4;
-	}
-	if (!f || !k || sum != klen)
-		return false;
-	if (len)
-		*len = f;
-	if (n)
-		*n = k;
-	return true;
-}
-
 /* The catch-all element has no equivalent yet: refused with the set. */
 static int catchall(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 		    const struct cgfw_loc *loc, const struct nftnl_set *s,
@@ -344,7 +321,7 @@ int cgfw_bpf_set_spec(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 					   nftnl_set_get_u32(s, NFTNL_SET_DATA_LEN),
 					   &time_off);
 	if (flags & NFT_SET_INTERVAL && flags & NFT_SET_CONCAT) {
-		if (!cgfw_bpf_box_fields(s, NULL, NULL)) {
+		if (!cgfw_set_fields(s, NULL, NULL)) {
 			cgfw_err_at(ctx, src, loc,
 				    "the bpf backend cannot do set '%s': the fields of its concatenation are not given, or one is longer than 16 bytes; use the nft backend",
 				    set->anonymous ? "(anonymous)" : name);
