@@ -30,6 +30,21 @@ wait_until() {
 	done
 }
 
+# send_each ADDR:PORT...: a datagram from a process of our cgroup to each
+# (IPv4 or IPv6); prints "p" for each that went out, "d" for each dropped
+send_each() {
+	local a out=""
+	for a; do
+		if bash -c 'echo $$ > "$0/cgroup.procs" && echo x > "/dev/udp/${1%:*}/${1##*:}"' \
+			"$root/$cg" "$a" 2>/dev/null; then
+			out="${out}p"
+		else
+			out="${out}d"
+		fi
+	done
+	echo "$out"
+}
+
 # 0 if a datagram from a process of our cgroup to 127.0.0.1:PORT is
 # dropped (the send fails with EPERM), 1 if it goes out
 dropped() {

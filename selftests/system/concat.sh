@@ -71,19 +71,6 @@ EOT
 	echo '}'
 } > "$work/big.nft"
 
-# each datagram's outcome, "p" or "d"
-sends() {	# sends ADDR:PORT...
-	local a out=""
-	for a; do
-		if bash -c 'echo $$ > "$0/cgroup.procs" && echo x > "/dev/udp/${1%:*}/${1##*:}"' \
-			"$root/$cg" "$a" 2>/dev/null; then
-			out="${out}p"
-		else
-			out="${out}d"
-		fi
-	done
-	echo "$out"
-}
 # the elements of set $2 of table $1, as listed, in order
 elems() { "$CGFW" list "$1" | tr -d '\n\t' | grep -o "set $2 {[^}]*}" |
 	sed 's/.*elements = { //; s/ }$//; s/, */\n/g' | sort | paste -sd '|'; }
@@ -105,7 +92,7 @@ backends="nft-emulated bpf"
 "$CGFW" status | grep -q '^nft cgroup family (native): *yes$' && backends="$backends nft-native"
 for b in $backends; do
 	check "$b: a named set of boxes applies" "$CGFW" apply -b "$b" "$work/named.nft"
-	r=$(sends "${named[@]}")
+	r=$(send_each "${named[@]}")
 	check "$b: only the datagrams in a box pass; a verdict map's and a map's boxes ($r)" \
 		test "$r" = ppdpdpdppdpddpdpdp
 	v=${b//-/_}
@@ -114,11 +101,11 @@ for b in $backends; do
 		test "$(elems cc allow); $(elems cc allow6)" = "127.0.0.0/30 . 40050-40059|127.0.0.9 . 40060|127.0.1.1-127.0.1.3 . 40070-40071; ::1 . 40050-40052|fd00::/127 . 40060"
 	"$CGFW" delete cc
 	check "$b: twenty rules of boxes apply" "$CGFW" apply -b "$b" "$work/tree.nft"
-	eval "tree_$v=\$(sends \"\${tree[@]}\")"
+	eval "tree_$v=\$(send_each \"\${tree[@]}\")"
 	eval "treec_$v=\$(counters tree)"
 	"$CGFW" delete tree
 	check "$b: a set of 300 boxes applies" "$CGFW" apply -b "$b" "$work/big.nft"
-	eval "big_$v=\$(sends \"\${big[@]}\")"
+	eval "big_$v=\$(send_each \"\${big[@]}\")"
 	"$CGFW" delete big
 done
 for b in $backends; do
@@ -143,14 +130,14 @@ check "bpf: and so is the one rule with 300 boxes" \
 echo 'add element cgroup cc allow { 127.0.0.20 . 40065-40066 }' > "$work/add.nft"
 "$CGFW" apply -b nft-emulated "$work/named.nft"
 check "nft-emulated: cgfw update adds a box" "$CGFW" update "$work/add.nft"
-r=$(sends 127.0.0.20:40066)
+r=$(send_each 127.0.0.20:40066)
 check "nft-emulated: ... which lets its datagrams pass ($r)" test "$r" = p
 "$CGFW" delete cc
 "$CGFW" apply -b bpf "$work/named.nft"
 check "bpf: cgfw update of a set of boxes is refused, with what to do" \
 	bash -c "! '$CGFW' update '$work/add.nft' 2> '$work/upd.err' &&
 		 grep -q 'add.nft:1:[0-9-]*: Error: set .allow. of table .cc. holds intervals of concatenations, which the bpf backend compiles into its programs; apply the table again' '$work/upd.err'"
-r=$(sends 127.0.0.20:40066 127.0.0.1:40050)
+r=$(send_each 127.0.0.20:40066 127.0.0.1:40050)
 check "bpf: ... and nothing changed ($r)" test "$r" = dp
 "$CGFW" flush
 exit $fail

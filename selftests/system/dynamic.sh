@@ -24,19 +24,6 @@ table cgroup dyn {
 	}
 }
 EOT
-# each destination's outcome, "p" or "d"
-sends() {	# sends ADDR:PORT...
-	local a out=""
-	for a; do
-		if bash -c 'echo $$ > "$0/cgroup.procs" && echo x > "/dev/udp/${1%:*}/${1#*:}"' \
-			"$root/$cg" "$a" 2>/dev/null; then
-			out="${out}p"
-		else
-			out="${out}d"
-		fi
-	done
-	echo "$out"
-}
 elems() { "$CGFW" list -j "${1:-dyn}" | python3 -c '
 import json, sys
 d = json.load(sys.stdin)["nftables"]
@@ -47,17 +34,17 @@ backends="nft-emulated bpf"
 for b in $backends; do
 	check "$b: a table whose rules add to a set applies" \
 		"$CGFW" apply -b "$b" "$work/dyn.nft"
-	r=$(sends 127.0.0.1:12 127.0.0.1:11 127.0.0.1:12 127.0.0.2:12)
+	r=$(send_each 127.0.0.1:12 127.0.0.1:11 127.0.0.1:12 127.0.0.2:12)
 	check "$b: not in it, added, then in it; another address not ($r)" test "$r" = ppdp
 	check "$b: the listing has the address added" test "$(elems)" = 127.0.0.1
-	r=$(sends 127.0.0.2:11 127.0.0.3:11 127.0.0.3:12)
+	r=$(send_each 127.0.0.2:11 127.0.0.3:11 127.0.0.3:12)
 	check "$b: a third address does not fit a set of size 2: the adding rule ends there ($r)" \
 		test "$r" = ppp
 	check "$b: ... the set holds the first two" \
 		test "$(elems)" = "127.0.0.1 127.0.0.2"
 	check "$b: ... and the counter after the add counted those two only" \
 		bash -c "'$CGFW' list dyn | grep -q 'add @seen { ip daddr } counter packets 2 '"
-	r=$(sends 127.0.0.1:13 127.0.0.1:12)
+	r=$(send_each 127.0.0.1:13 127.0.0.1:12)
 	check "$b: deleted from it, it passes again ($r)" test "$r" = pp
 	check "$b: and the listing has it no more" test "$(elems)" = 127.0.0.2
 	"$CGFW" delete dyn
@@ -133,13 +120,13 @@ for o in json.load(sys.stdin)["nftables"]:
     print(", ".join(sorted(out)))' "$1"; }
 for b in $backends; do
 	check "$b: a table with timeouts applies" "$CGFW" apply -b "$b" "$work/tmo.nft"
-	r=$(sends 127.0.0.1:30 127.0.0.2:30 127.0.0.5:30 127.0.0.3:31 127.0.0.4:32 127.0.0.6:33 127.0.0.6:34)
+	r=$(send_each 127.0.0.1:30 127.0.0.2:30 127.0.0.5:30 127.0.0.3:31 127.0.0.4:32 127.0.0.6:33 127.0.0.6:34)
 	check "$b: elements with timeouts match until they expire; added with one too ($r)" \
 		test "$r" = ddppppd
-	r=$(sends 127.0.0.1:41 127.0.0.1:41 127.0.0.1:41 127.0.0.1:43 127.0.0.1:43 127.0.0.1:43)
+	r=$(send_each 127.0.0.1:41 127.0.0.1:41 127.0.0.1:41 127.0.0.1:43 127.0.0.1:43 127.0.0.1:43)
 	check "$b: meters with a timeout: a limit of burst 2, a quota over 60 bytes ($r)" \
 		test "$r" = ppdppd
-	r=$(sends 127.0.0.1:38 127.0.0.2:38 127.0.0.5:38 127.0.0.3:39 127.0.0.4:39 127.0.0.5:39)
+	r=$(send_each 127.0.0.1:38 127.0.0.2:38 127.0.0.5:38 127.0.0.3:39 127.0.0.4:39 127.0.0.5:39)
 	check "$b: a verdict map and a map with timeouts ($r)" test "$r" = ddpddp
 	t0=$SECONDS
 	check "$b: the listing has each element's timeout when it is not the set's, and when it expires ($(times ban))" \
@@ -149,25 +136,25 @@ for b in $backends; do
 	check "$b: ... and what a rule added ($(times seen))" \
 		test "$(times seen)" = "127.0.0.6 timeout $T expires"
 	sleep $((T + 1 - (SECONDS - t0)))
-	r=$(sends 127.0.0.1:30 127.0.0.2:30 127.0.0.3:30 127.0.0.4:30 127.0.0.6:34 127.0.0.2:35 127.0.0.1:35)
+	r=$(send_each 127.0.0.1:30 127.0.0.2:30 127.0.0.3:30 127.0.0.4:30 127.0.0.6:34 127.0.0.2:35 127.0.0.1:35)
 	check "$b: $((T + 1)) s on, expired elements match no more: an update gave 127.0.0.3 an hour, an add left 127.0.0.4 ($r)" \
 		test "$r" = dpdppdp
 	check "$b: the expired are listed no more ($(times ban); $(times seen))" \
 		test "$(times ban); $(times seen)" = "127.0.0.1 expires, 127.0.0.3 timeout $T expires; "
-	r=$(sends 127.0.0.1:41 127.0.0.1:43)
+	r=$(send_each 127.0.0.1:41 127.0.0.1:43)
 	check "$b: a meter's expired element is made again, with the statement's first state ($r)" \
 		test "$r" = pp
-	r=$(sends 127.0.0.1:38 127.0.0.2:38 127.0.0.3:39 127.0.0.4:39)
+	r=$(send_each 127.0.0.1:38 127.0.0.2:38 127.0.0.3:39 127.0.0.4:39)
 	check "$b: the maps' expired elements give no verdict and no data ($r)" \
 		test "$r" = dppd
 	check "$b: ... and listed with its timeout ($(times lim))" \
 		test "$(times lim)" = "127.0.0.1 timeout $T expires"
-	r=$(sends 127.0.0.2:32 127.0.0.2:30)
+	r=$(send_each 127.0.0.2:32 127.0.0.2:30)
 	check "$b: an add of an expired element adds it again ($r)" test "$r" = pd
 	echo "add element cgroup tmo ban { 127.0.0.7 timeout ${T}s }" > "$work/tmo-add.nft"
 	check "$b: cgfw update adds an element with a timeout" \
 		"$CGFW" update "$work/tmo-add.nft"
-	r=$(sends 127.0.0.7:30)
+	r=$(send_each 127.0.0.7:30)
 	check "$b: ... which matches ($r) and is listed with it" \
 		bash -c "[ '$r' = d ] && '$CGFW' list tmo | grep -q '127.0.0.7 timeout ${T}s expires [0-9]*s'"
 	"$CGFW" delete tmo
@@ -196,10 +183,10 @@ for b in $backends; do
 	check "$b: the daemon applies a set of 2 with timeouts of 2 s" \
 		wait_until 30 bash -c "'$CGFW' list full >/dev/null 2>&1"
 	t0=$SECONDS
-	r=$(sends 127.0.0.1:36 127.0.0.2:36 127.0.0.3:36 127.0.0.3:37)
+	r=$(send_each 127.0.0.1:36 127.0.0.2:36 127.0.0.3:36 127.0.0.3:37)
 	check "$b: two addresses fill it, a third is not added ($r)" test "$r" = pppp
 	sleep $((10 - (SECONDS - t0)))
-	r=$(sends 127.0.0.3:36 127.0.0.3:37 127.0.0.1:37)
+	r=$(send_each 127.0.0.3:36 127.0.0.3:37 127.0.0.1:37)
 	check "$b: 10 s on, the expired have gone and it is added ($r)" test "$r" = pdp
 	kill -TERM $dpid
 	wait $dpid
@@ -237,13 +224,13 @@ table cgroup met {
 EOT
 for b in $backends; do
 	check "$b: a table with meters applies" "$CGFW" apply -b "$b" "$work/meter.nft"
-	r=$(sends 127.0.0.1:21 127.0.0.1:21 127.0.0.1:21 127.0.0.2:21 127.0.0.2:21 127.0.0.2:21 127.0.0.1:21)
+	r=$(send_each 127.0.0.1:21 127.0.0.1:21 127.0.0.1:21 127.0.0.2:21 127.0.0.2:21 127.0.0.2:21 127.0.0.1:21)
 	check "$b: a limit of burst 2 per address: 2 pass each, then the drop rule ($r)" \
 		test "$r" = ppdppdd
-	r=$(sends 127.0.0.1:22 127.0.0.1:22 127.0.0.1:22 127.0.0.2:22)
+	r=$(send_each 127.0.0.1:22 127.0.0.1:22 127.0.0.1:22 127.0.0.2:22)
 	check "$b: a quota over 60 bytes per address: the third datagram of 30 bytes is past it ($r)" \
 		test "$r" = ppdp
-	r=$(sends 127.0.0.3:23 127.0.0.3:23)
+	r=$(send_each 127.0.0.3:23 127.0.0.3:23)
 	check "$b: the named meters list their addresses ($(elems met))" \
 		test "$(elems met)" = "127.0.0.1 127.0.0.2 127.0.0.3"
 	"$CGFW" delete met

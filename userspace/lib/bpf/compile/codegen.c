@@ -740,6 +740,30 @@ static uint64_t dynset_timeout(const struct bpf_map_spec *m,
 	return cgfw_timeout_ms(ms);
 }
 
+/* r0 = bpf_map_update_elem(map @idx, fp+@key, fp+@value, @flags) */
+static void map_update(struct cg *g, size_t idx, int key, int value,
+		       int flags)
+{
+	cgfw_em_ld_imm64(g->em, BPF_REG_1, BPF_PSEUDO_MAP_FD,
+			 MAP_IDX_BIAS + idx);
+	E(I_MOV64_REG(BPF_REG_2, BPF_REG_10));
+	E(I_ALU64_IMM(BPF_ADD, BPF_REG_2, key));
+	E(I_MOV64_REG(BPF_REG_3, BPF_REG_10));
+	E(I_ALU64_IMM(BPF_ADD, BPF_REG_3, value));
+	E(I_MOV64_IMM(BPF_REG_4, flags));
+	E(I_CALL(BPF_FUNC_map_update_elem));
+}
+
+/* bpf_map_delete_elem(map @idx, fp+@key) */
+static void map_delete(struct cg *g, size_t idx, int key)
+{
+	cgfw_em_ld_imm64(g->em, BPF_REG_1, BPF_PSEUDO_MAP_FD,
+			 MAP_IDX_BIAS + idx);
+	E(I_MOV64_REG(BPF_REG_2, BPF_REG_10));
+	E(I_ALU64_IMM(BPF_ADD, BPF_REG_2, key));
+	E(I_CALL(BPF_FUNC_map_delete_elem));
+}
+
 /*
  * r0, an element of map @m (not NULL) that add or update @e finds, in a
  * set with timeouts, as nft_dynset_eval() has it: to @gone if it has
@@ -818,11 +842,7 @@ static void gen_meter(struct cg *g, size_t idx, int key, struct nftnl_expr *e,
 		gen_dynset_found(g, m, e, gone, have);
 		/* expired: out, so that a new one goes in */
 		cgfw_em_bind(g->em, gone);
-		cgfw_em_ld_imm64(g->em, BPF_REG_1, BPF_PSEUDO_MAP_FD,
-				 MAP_IDX_BIAS + idx);
-		E(I_MOV64_REG(BPF_REG_2, BPF_REG_10));
-		E(I_ALU64_IMM(BPF_ADD, BPF_REG_2, key));
-		E(I_CALL(BPF_FUNC_map_delete_elem));
+		map_delete(g, idx, key);
 		cgfw_em_bind(g->em, absent);
 	} else {
 		cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, have);
@@ -833,14 +853,7 @@ static void gen_meter(struct cg *g, size_t idx, int key, struct nftnl_expr *e,
 	}
 	if (m->time_off)
 		gen_new_time(g, m, e, S + m->time_off);
-	cgfw_em_ld_imm64(g->em, BPF_REG_1, BPF_PSEUDO_MAP_FD,
-			 MAP_IDX_BIAS + idx);
-	E(I_MOV64_REG(BPF_REG_2, BPF_REG_10));
-	E(I_ALU64_IMM(BPF_ADD, BPF_REG_2, key));
-	E(I_MOV64_REG(BPF_REG_3, BPF_REG_10));
-	E(I_ALU64_IMM(BPF_ADD, BPF_REG_3, S));
-	E(I_MOV64_IMM(BPF_REG_4, BPF_NOEXIST));	/* another CPU may be first */
-	E(I_CALL(BPF_FUNC_map_update_elem));
+	map_update(g, idx, key, S, BPF_NOEXIST);  /* another CPU may be first */
 	cgfw_cg_map_lookup(g, idx, key);
 	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_0, 0, brk);
 	cgfw_em_bind(g->em, have);
@@ -2546,14 +2559,7 @@ static void gen_dynset_time(struct cg *g, struct nftnl_expr *e, size_t idx,
 	for (n = 0; n < m->time_off; n += 8)
 		E(I_ST(BPF_DW, BPF_REG_10, STK_SCRATCH + n, 0));
 	gen_new_time(g, m, e, STK_SCRATCH + m->time_off);
-	cgfw_em_ld_imm64(g->em, BPF_REG_1, BPF_PSEUDO_MAP_FD,
-			 MAP_IDX_BIAS + idx);
-	E(I_MOV64_REG(BPF_REG_2, BPF_REG_10));
-	E(I_ALU64_IMM(BPF_ADD, BPF_REG_2, key));
-	E(I_MOV64_REG(BPF_REG_3, BPF_REG_10));
-	E(I_ALU64_IMM(BPF_ADD, BPF_REG_3, STK_SCRATCH));
-	E(I_MOV64_IMM(BPF_REG_4, BPF_ANY));
-	E(I_CALL(BPF_FUNC_map_update_elem));
+	map_update(g, idx, key, STK_SCRATCH, BPF_ANY);
 	cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, brk);
 	cgfw_em_bind(g->em, done);
 }
@@ -2614,12 +2620,8 @@ static void gen_dynset(struct cg *g, struct nftnl_expr *e, int brk)
 		      m->key_size);
 	if (!key)
 		return;
-	cgfw_em_ld_imm64(g->em, BPF_REG_1, BPF_PSEUDO_MAP_FD,
-			 MAP_IDX_BIAS + idx);
-	E(I_MOV64_REG(BPF_REG_2, BPF_REG_10));
-	E(I_ALU64_IMM(BPF_ADD, BPF_REG_2, key));
 	if (op == NFT_DYNSET_OP_DELETE) {
-		E(I_CALL(BPF_FUNC_map_delete_elem));
+		map_delete(g, idx, key);
 		return;
 	}
 	if (stmt) {
@@ -2632,10 +2634,7 @@ static void gen_dynset(struct cg *g, struct nftnl_expr *e, int brk)
 	}
 	/* a set's value is one byte, 0 (maps.c) */
 	E(I_ST(BPF_DW, BPF_REG_10, STK_SCRATCH, 0));
-	E(I_MOV64_REG(BPF_REG_3, BPF_REG_10));
-	E(I_ALU64_IMM(BPF_ADD, BPF_REG_3, STK_SCRATCH));
-	E(I_MOV64_IMM(BPF_REG_4, BPF_ANY));
-	E(I_CALL(BPF_FUNC_map_update_elem));
+	map_update(g, idx, key, STK_SCRATCH, BPF_ANY);
 	cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_0, 0, brk);
 }
 
