@@ -78,7 +78,7 @@ else
 		F=$((F + 1))
 	else
 		stage "in the patched 6.12 kernel, under QEMU" \
-			"$top/tools/vm/run.sh" -t 3600 -k "$kernel" \
+			"$top/tools/vm/run.sh" -t 4500 -k "$kernel" \
 			tools/vm/guest-tests.sh "$BUILD"
 		stage "cgfw.service under systemd as PID 1, in the guest" \
 			"$top/tools/vm/run.sh" -s -t 900 -k "$kernel" \

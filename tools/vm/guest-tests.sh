@@ -17,6 +17,7 @@ export CGFW_DAEMON_RESTARTS=${CGFW_DAEMON_RESTARTS:-5}
 # went to them)
 export CGFW_SELFTEST_NOT=${CGFW_SELFTEST_NOT-nft-emulated}
 export DIFF_RULESETS=${DIFF_RULESETS:-50}
+export CGFW_DYN_BACKENDS=${CGFW_DYN_BACKENDS:-"bpf nft-native"}
 # the unit tests (no root, no kernel) and the library's layering and
 # installation check ran on the host and use no kernel: not again here
 # (they took 7 of the guest's 40 minutes); nor the read-back's comparison
