@@ -2423,6 +2423,28 @@ static void gen_boxes(struct cg *g, const struct bpf_map_spec *m, int key,
 	}
 }
 
+/* A lookup (@flags) in a set or map of boxes, its data to @dreg. */
+static void gen_lookup_boxes(struct cg *g, const struct bpf_map_spec *m,
+			     int key, uint32_t flags, int dreg, int brk,
+			     int ret, int accept)
+{
+	struct box_hit h = {
+		.found = flags & NFT_LOOKUP_F_INV ? brk : cgfw_em_label(g->em),
+		.dreg = dreg, .brk = brk, .ret = ret, .accept = accept,
+	};
+
+	if (dreg >= 0 && dreg != NFT_REG_VERDICT) {
+		h.dst = reg_off(g, dreg, m->data_size);
+		if (!h.dst)
+			return;
+	}
+	gen_boxes(g, m, key, &h);
+	if (!(flags & NFT_LOOKUP_F_INV)) {
+		cgfw_em_goto(g->em, brk);	/* in none of them */
+		cgfw_em_bind(g->em, h.found);
+	}
+}
+
 static void gen_lookup(struct cg *g, struct nftnl_expr *e, int brk, int ret,
 		       int accept)
 {
@@ -2451,22 +2473,7 @@ static void gen_lookup(struct cg *g, struct nftnl_expr *e, int brk, int ret,
 	if (!key)
 		return;
 	if (m->boxes) {
-		struct box_hit h = {
-			.found = flags & NFT_LOOKUP_F_INV ? brk :
-				 cgfw_em_label(g->em),
-			.dreg = dreg, .brk = brk, .ret = ret, .accept = accept,
-		};
-
-		if (dreg >= 0 && dreg != NFT_REG_VERDICT) {
-			h.dst = reg_off(g, dreg, m->data_size);
-			if (!h.dst)
-				return;
-		}
-		gen_boxes(g, m, key, &h);
-		if (!(flags & NFT_LOOKUP_F_INV)) {
-			cgfw_em_goto(g->em, brk);	/* in none of them */
-			cgfw_em_bind(g->em, h.found);
-		}
+		gen_lookup_boxes(g, m, key, flags, dreg, brk, ret, accept);
 		return;
 	}
 	if (m->inline_only) {

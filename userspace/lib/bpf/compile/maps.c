@@ -269,25 +269,18 @@ static int catchall(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 	return ret;
 }
 
-int cgfw_bpf_set_spec(struct cgfw_ctx *ctx, const struct cgfw_source *src,
-		      const struct cgfw_loc *loc, const struct ir_table *table,
-		      const struct ir_set *set, struct bpf_map_spec *m)
+/* What no map holds: -EOPNOTSUPP, said at the set; else 0. */
+static int refused(struct cgfw_ctx *ctx, const struct cgfw_source *src,
+		   const struct cgfw_loc *loc, const struct ir_set *set)
 {
 	const struct nftnl_set *s = set->nl;
 	const char *name = nftnl_set_get_str(s, NFTNL_SET_NAME);
 	uint32_t flags = nftnl_set_get_u32(s, NFTNL_SET_FLAGS);
-	uint32_t klen = nftnl_set_get_u32(s, NFTNL_SET_KEY_LEN);
-	bool is_map = flags & NFT_SET_MAP, verdict = false;
-	uint32_t time_off;
-	struct fill f;
-	int ret;
 
-	if (is_map)
-		verdict = nftnl_set_get_u32(s, NFTNL_SET_DATA_TYPE) ==
-			  NFT_DATA_VERDICT;
 	if (flags & NFT_SET_OBJECT ||
-	    (flags & NFT_SET_EVAL && (flags & NFT_SET_INTERVAL || is_map)) ||
-	    klen > 16 * 4) {
+	    (flags & NFT_SET_EVAL &&
+	     (flags & NFT_SET_INTERVAL || flags & NFT_SET_MAP)) ||
+	    nftnl_set_get_u32(s, NFTNL_SET_KEY_LEN) > 16 * 4) {
 		cgfw_err_at(ctx, src, loc,
 			    "the bpf backend cannot do set '%s' (objects, or a dynamic map or interval set); use the nft backend",
 			    set->anonymous ? "(anonymous)" : name);
@@ -306,6 +299,28 @@ int cgfw_bpf_set_spec(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 			    set->anonymous ? "(anonymous)" : name, name);
 		return -EOPNOTSUPP;
 	}
+	return 0;
+}
+
+int cgfw_bpf_set_spec(struct cgfw_ctx *ctx, const struct cgfw_source *src,
+		      const struct cgfw_loc *loc, const struct ir_table *table,
+		      const struct ir_set *set, struct bpf_map_spec *m)
+{
+	const struct nftnl_set *s = set->nl;
+	const char *name = nftnl_set_get_str(s, NFTNL_SET_NAME);
+	uint32_t flags = nftnl_set_get_u32(s, NFTNL_SET_FLAGS);
+	uint32_t klen = nftnl_set_get_u32(s, NFTNL_SET_KEY_LEN);
+	bool is_map = flags & NFT_SET_MAP, verdict = false;
+	uint32_t time_off;
+	struct fill f;
+	int ret;
+
+	if (is_map)
+		verdict = nftnl_set_get_u32(s, NFTNL_SET_DATA_TYPE) ==
+			  NFT_DATA_VERDICT;
+	ret = refused(ctx, src, loc, set);
+	if (ret)
+		return ret;
 	memset(m, 0, sizeof(*m));
 	m->fd = -1;
 	m->set = set;
