@@ -583,10 +583,11 @@ static int timed_elems(struct cgfw_ctx *ctx, const struct bpf_table *bts,
 				       sizeof(t));
 				if (!t.expires)
 					continue;
-				cgfw_err(ctx, "set '%s' of table '%s' has elements that expire: in an object, the commands that fill its map cannot say from when; apply the table with cgfw, or leave the timeouts to the rules that add",
-					 nftnl_set_get_str(m->set->nl,
-							   NFTNL_SET_NAME),
-					 bts[i].table->name);
+				cgfw_err_at(ctx, &bts[i].rs->src, &bts[i].table->loc,
+					    "set '%s' of table '%s' has elements that expire: in an object, the commands that fill its map cannot say from when; apply the table with cgfw, or leave the timeouts to the rules that add",
+					    nftnl_set_get_str(m->set->nl,
+							      NFTNL_SET_NAME),
+					    bts[i].table->name);
 				return -EOPNOTSUPP;
 			}
 		}
