@@ -119,7 +119,9 @@ demo: deps
 	$(Q)$(MAKE) --no-print-directory demo-run
 
 # check.sh builds (all, and nft with the cgroup family) while the guest
-# kernel builds beside it, then runs every stage, each timed.
+# kernel builds beside it, then runs the stages in two lanes, one per
+# core: the host's stages beside a guest, then the guest's other half
+# (QEMU's TCG keeps a guest on one core). Each stage timed.
 check-run:
 	$(Q)tools/check.sh $(BUILD)
 

@@ -1,49 +1,146 @@
 #!/bin/bash
 # make check: the tests on this machine's kernel, then the same tests and
 # the kernel series' selftest inside the patched 6.12 kernel under QEMU.
-# The guest kernel (tools/vm/build-kernel.sh: cached, else built in a few
-# minutes) is built at a lower priority while the host's stages run, which
-# leave the cores idle while their tests wait on packets and processes.
-# Prints each stage's wall time, then the total, and ends with one line:
+#
+# Two lanes, one per core. QEMU's TCG runs a guest on one host thread, so
+# a guest leaves the other core to the host's stages:
+#   lane 1: the host's tests, the sanitizers, the fuzzers; then guest work
+#   lane 2: waits for the guest kernel; then guest work
+# The guest work is a queue, longest first: the guest's groups in two
+# halves (tools/vm/guest-tests.sh BUILD 1|2), then the systemd boot; each
+# lane takes the next item when it is free. The guest kernel (cached, else
+# built in a few minutes: tools/vm/build-kernel.sh) builds at a lower
+# priority while the project builds and the host's tests run.
+# Each stage's output is printed whole when it ends (a line says when it
+# starts, and one when each of its groups does). Then each stage's wall time, the total, and one line:
 #   N passed, N failed, N skipped
 # CGFW_NO_VM=1 leaves the guest out (counted as one skip).
 set -u
 BUILD=${1:-build}
 top=$(cd "$(dirname "$0")/.." && pwd)
-out=$(mktemp)
-klog=$(mktemp)
-kpid=
-trap 'rm -f "$out" "$klog"; [ -n "$kpid" ] && kill "$kpid" 2>/dev/null' EXIT
-P=0 F=0 S=0
-times=()
+work=$(mktemp -d)
 t_start=$SECONDS
 
-add_counts() {
-	local p f s
-	if read -r p _ f _ s _ < <(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out" | tail -1) &&
-	   [ -n "$p" ]; then
-		P=$((P + p)) F=$((F + f)) S=$((S + ${s:-0}))
-	else
-		echo "  not ok - $1 gave no count"
-		F=$((F + 1))
-	fi
+# every process this script started, on the way out
+kill_tree() {
+	local c
+	for c in $(pgrep -P "$1"); do kill_tree "$c"; done
+	kill "$1" 2>/dev/null
+}
+on_signal() {
+	trap - EXIT
+	for c in $(pgrep -P $$); do kill_tree "$c"; done
+	rm -rf "$work"
+	exit 130
+}
+trap on_signal INT TERM
+trap 'rm -rf "$work"' EXIT
+
+# print under a lock: the lanes' blocks never interleave
+say() {
+	{ flock 9; cat; } 9> "$work/print.lock"
 }
 
-# stage NAME COMMAND...: run it, keep its output for the count, time it
+# each group's first line as it starts ("=== group"), with the time:
+# what a run stopped from outside has done
+progress() {
+	local line
+	while IFS= read -r line; do
+		[[ $line == "=== "* ]] &&
+			echo "  ($1: ${line#=== }, at +$((SECONDS - t_start)) s)" | say
+	done
+}
+
+# stage NAME COMMAND...: run it, count its TAP summary, print its output
+# and time; the counts and times go to files (the lanes are subshells)
 stage() {
-	local name=$1 t0=$SECONDS
+	local name=$1 t0=$SECONDS log
 	shift
-	echo "##### $name"
-	"$@" | tee "$out"
-	add_counts "$name"
-	times+=("$(printf '%5d s  %s' $((SECONDS - t0)) "$name")")
-	echo "(#### $name: $((SECONDS - t0)) s)"
+	log=$(mktemp "$work/log.XXXXXX")
+	echo "##### $name: started at +$((t0 - t_start)) s" | say
+	"$@" 2>&1 | tee "$log" | progress "$name"
+	local p f s dt=$((SECONDS - t0))
+	if read -r p _ f _ s _ < <(grep -E '^[0-9]+ passed, [0-9]+ failed' \
+			"$log" | tail -1) && [ -n "$p" ]; then
+		:
+	else
+		echo "  not ok - $name gave no count" >> "$log"
+		p=0 f=1 s=0
+	fi
+	echo "$p ${f:-0} ${s:-0}" >> "$work/counts"
+	printf '%5d s  %s (from +%d s)\n' "$dt" "$name" \
+		$((t0 - t_start)) >> "$work/times"
+	{
+		echo "##### $name"
+		cat "$log"
+		echo "(#### $name: $dt s)"
+	} | say
+	rm -f "$log"
+}
+
+# the guest kernel: built in the background, waited for by the guest work
+kernel_wait() {
+	while [ ! -f "$work/kernel.rc" ]; do sleep 2; done
+	[ "$(cat "$work/kernel.rc")" = 0 ] && [ -f "$(cat "$work/kernel.image")" ]
+}
+
+# the next item of the guest's queue, or nothing
+pop() {
+	(
+		flock 9
+		head -1 "$work/queue"
+		sed -i 1d "$work/queue"
+	) 9> "$work/queue.lock"
+}
+
+guest_item() {
+	local kernel
+	if ! kernel_wait; then
+		# one failure for the kernel, whichever lane sees it first
+		( flock 9
+		  [ -f "$work/kernel.failed" ] && exit
+		  touch "$work/kernel.failed"
+		  { echo "##### the patched 6.12 kernel"
+		    sed 's/^/  /' "$work/kernel.log"
+		    echo "not ok - the patched kernel did not build"; } | say
+		  echo "0 1 0" >> "$work/counts"
+		) 9> "$work/kernel.lock"
+		echo "  # not run: $1 (no kernel)" | say
+		return
+	fi
+	kernel=$(cat "$work/kernel.image")
+	case $1 in
+	guest1|guest2)
+		stage "in the patched 6.12 kernel, under QEMU: part ${1#guest} of the groups" \
+			nice -n 5 "$top/tools/vm/run.sh" -t 3000 -k "$kernel" \
+			tools/vm/guest-tests.sh "$BUILD" "${1#guest}" ;;
+	systemd)
+		stage "cgfw.service under systemd as PID 1, in the guest" \
+			nice -n 5 "$top/tools/vm/run.sh" -s -t 900 -k "$kernel" \
+			selftests/system/unit.sh "$BUILD" ;;
+	esac
+}
+
+guest_lane() {
+	local item
+	[ -n "${CGFW_NO_VM:-}" ] && return
+	while item=$(pop) && [ -n "$item" ]; do
+		guest_item "$item"
+	done
 }
 
 if [ -z "${CGFW_NO_VM:-}" ]; then
-	k0=$SECONDS
-	nice -n 10 "$top/tools/vm/build-kernel.sh" > "$klog.image" 2> "$klog" &
-	kpid=$!
+	printf '%s\n' guest1 guest2 systemd > "$work/queue"
+	(
+		k0=$SECONDS
+		nice -n 10 "$top/tools/vm/build-kernel.sh" \
+			> "$work/kernel.image" 2> "$work/kernel.log"
+		rc=$?
+		printf '%5d s  %s\n' $((SECONDS - k0)) \
+			"the guest kernel, cached or built (from +$((k0 - t_start)) s)" \
+			>> "$work/times"
+		echo "$rc" > "$work/kernel.rc"
+	) &
 fi
 
 echo "##### build"
@@ -51,42 +148,33 @@ t0=$SECONDS
 if ! make -C "$top" --no-print-directory BUILD="$BUILD" all \
 	nft-build-if-sources; then
 	echo "not ok - the build"
-	F=$((F + 1))
+	echo "0 1 0" >> "$work/counts"
 fi
-times+=("$(printf '%5d s  %s' $((SECONDS - t0)) build)")
+printf '%5d s  build\n' $((SECONDS - t0)) >> "$work/times"
 
-stage "on this machine: $(uname -r)" "$top/tools/run-tests.sh" "$BUILD"
-stage "under AddressSanitizer and UndefinedBehaviorSanitizer" \
-	"$top/tools/sanitize.sh" "$BUILD"
-stage "fuzzing" "$top/tools/fuzz.sh" "$BUILD"
+(
+	stage "on this machine: $(uname -r)" "$top/tools/run-tests.sh" "$BUILD"
+	stage "under AddressSanitizer and UndefinedBehaviorSanitizer" \
+		"$top/tools/sanitize.sh" "$BUILD"
+	stage "fuzzing" "$top/tools/fuzz.sh" "$BUILD"
+	guest_lane
+) &
+lane1=$!
+guest_lane &
+lane2=$!
+wait "$lane1" "$lane2"
+wait
 
+P=0 F=0 S=0
+while read -r p f s; do
+	P=$((P + p)) F=$((F + f)) S=$((S + s))
+done < "$work/counts"
 if [ -n "${CGFW_NO_VM:-}" ]; then
 	echo "ok - the patched kernel under QEMU # SKIP CGFW_NO_VM is set"
 	S=$((S + 1))
-else
-	echo "##### the patched 6.12 kernel"
-	t0=$SECONDS
-	wait "$kpid"
-	rc=$? kpid=
-	sed 's/^/  /' "$klog"
-	kernel=$(cat "$klog.image")
-	rm -f "$klog.image"
-	times+=("$(printf '%5d s  %s' $((SECONDS - t0)) \
-		"the guest kernel (waited for; $((SECONDS - k0)) s since it started)")")
-	if [ "$rc" -ne 0 ] || [ ! -f "$kernel" ]; then
-		echo "not ok - the patched kernel did not build"
-		F=$((F + 1))
-	else
-		stage "in the patched 6.12 kernel, under QEMU" \
-			"$top/tools/vm/run.sh" -t 4500 -k "$kernel" \
-			tools/vm/guest-tests.sh "$BUILD"
-		stage "cgfw.service under systemd as PID 1, in the guest" \
-			"$top/tools/vm/run.sh" -s -t 900 -k "$kernel" \
-			selftests/system/unit.sh "$BUILD"
-	fi
 fi
-echo "##### time per stage"
-printf '%s\n' "${times[@]}"
+echo "##### time per stage (two lanes: the stages overlap)"
+cat "$work/times"
 printf '%5d s  in all (%d min)\n' $((SECONDS - t_start)) $(((SECONDS - t_start) / 60))
 echo "$P passed, $F failed, $S skipped"
 [ "$F" -eq 0 ]

@@ -3,8 +3,20 @@
 # log, which must hold no warning, lockdep report, KASAN report or oops,
 # and (in the debug kernel, which has kmemleak) no leak.
 # The last line is run-tests.sh's count with the log check added.
-#   tools/vm/guest-tests.sh BUILD
+#   tools/vm/guest-tests.sh BUILD [1|2]
+# make check runs the groups in two guests at once, one per core (QEMU's
+# TCG runs a guest on one host thread): part 1 the groups of GUEST_PART1,
+# about half of the emulated time; part 2 the others. Without a part,
+# every group in one guest (make vm-check).
 BUILD=${1:-build}
+part=${2:-}
+GUEST_PART1="selftests nft operations daemon kernel compat"
+case $part in
+"") ;;
+1) export CGFW_TESTS=$GUEST_PART1 ;;
+2) ;;
+*) echo "usage: $0 BUILD [1|2]" >&2; exit 2 ;;
+esac
 # the kill and concurrency tests ran with the other backends on the host;
 # here the native family, whose kernel this is (and fewer rounds: every
 # instruction is emulated)
@@ -29,6 +41,11 @@ export CGFW_DYN_BACKENDS=${CGFW_DYN_BACKENDS:-"bpf nft-native"}
 # docs/status.rst)
 export CGFW_NOT_TESTS=${CGFW_NOT_TESTS-unit lint readback yardstick}
 echo "=== not repeated here (run on the host: no kernel, or cgfw's userspace against itself): $CGFW_NOT_TESTS"
+case $part in
+1) echo "=== part 1 of the groups: $GUEST_PART1" ;;
+2) echo "=== part 2 of the groups: all but $GUEST_PART1"
+   CGFW_NOT_TESTS+=" $GUEST_PART1" ;;
+esac
 tools/run-tests.sh "$BUILD" | tee /tmp/guest-tests.out
 read -r p _ f _ s _ <<< "$(tail -1 /tmp/guest-tests.out)"
 echo "=== the guest's skips"
