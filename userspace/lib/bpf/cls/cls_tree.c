@@ -89,12 +89,10 @@ struct bctx {
 	struct cls_blob *blob;
 	struct cls_stats *st;
 	size_t budget;
-	uint32_t *scratch;	/* eval_zoom's child ranges */
+	void *scratch;		/* finest_children()'s */
 	size_t cap_scratch;
-	uint64_t *ranges;	/* dense_of's */
+	uint64_t *ranges;	/* dense_of's, and as many to sort them */
 	size_t cap_ranges;
-	int64_t *diff;		/* 2^max_cuts_log2 + 2 */
-	uint8_t *brk;		/* as many */
 	bool parted;		/* building a partition, or one tree */
 	size_t trial_limit;	/* blob length the one tree may reach */
 	bool trial_failed;	/* it did */
@@ -349,12 +347,52 @@ static bool spans(uint64_t i0, uint64_t i1, uint64_t np)
 	return !i0 && i1 >= np - 1 && np > 1;
 }
 
-/* Ranges by their low end. */
-static int cmp_range(const void *a, const void *b)
+/*
+ * The @m records of @v, @stride words each, by their first word's bits
+ * from @shift up, none above @max there: a radix sort, a byte a pass,
+ * through @tmp (as large); a pass whose byte is the same in every record
+ * is skipped. A few records, by insertion.
+ */
+static void radix_sort(uint64_t *v, uint64_t *tmp, size_t m, size_t stride,
+		       unsigned int shift, uint64_t max)
 {
-	const uint64_t *x = a, *y = b;
+	uint64_t *src = v, *dst = tmp, *t, r[2];
+	size_t count[256], i, j, at, c;
+	unsigned int sh;
 
-	return (x[0] > y[0]) - (x[0] < y[0]);
+	if (m <= 32) {
+		for (i = 1; i < m; i++) {
+			memcpy(r, v + stride * i, stride * sizeof(*v));
+			for (j = i; j > 0 &&
+			     v[stride * (j - 1)] >> shift > r[0] >> shift; j--)
+				memcpy(v + stride * j, v + stride * (j - 1),
+				       stride * sizeof(*v));
+			memcpy(v + stride * j, r, stride * sizeof(*v));
+		}
+		return;
+	}
+	for (sh = 0; sh < 64 && max >> sh; sh += 8) {
+		memset(count, 0, sizeof(count));
+		for (i = 0; i < m; i++)
+			count[src[stride * i] >> (shift + sh) & 0xff]++;
+		if (m && count[src[0] >> (shift + sh) & 0xff] == m)
+			continue;
+		for (i = 0, at = 0; i < 256; i++) {
+			c = count[i];
+			count[i] = at;
+			at += c;
+		}
+		for (i = 0; i < m; i++) {
+			at = count[src[stride * i] >> (shift + sh) & 0xff]++;
+			for (j = 0; j < stride; j++)
+				dst[stride * at + j] = src[stride * i + j];
+		}
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != v)
+		memcpy(v, src, stride * m * sizeof(*v));
 }
 
 /*
@@ -372,13 +410,13 @@ static int dense_of(struct bctx *b, const uint32_t *boxes, size_t n,
 {
 	uint64_t rmax = rhi[d] > dim_max(&b->in->dims[d]) ?
 			dim_max(&b->in->dims[d]) : rhi[d];
-	uint64_t lo, hi, *v, block = 0;
+	uint64_t lo, hi, *v, block = 0, max = 0;
 	size_t i, j, m = 0, most, whole;
 	unsigned int bits;
 
 	*found = false;
 	if (n > b->cap_ranges) {
-		void *p = realloc(b->ranges, 2 * n * sizeof(uint64_t));
+		void *p = realloc(b->ranges, 4 * n * sizeof(uint64_t));
 
 		if (!p)
 			return -ENOMEM;
@@ -393,9 +431,10 @@ static int dense_of(struct bctx *b, const uint32_t *boxes, size_t n,
 			continue;	/* covers the region: in every child */
 		v[2 * m] = lo < rlo[d] ? rlo[d] : lo;
 		v[2 * m + 1] = hi > rmax ? rmax : hi;
+		max |= v[2 * m];
 		m++;
 	}
-	qsort(v, m, 2 * sizeof(*v), cmp_range);
+	radix_sort(v, v + 2 * n, m, 2, 0, max);
 	for (bits = hull->bits; bits-- > 0;) {
 		/* the block of 2^bits that holds the most ranges whole */
 		for (i = 0, most = 0; i < m; i = j) {
@@ -465,98 +504,176 @@ struct parts {
 };
 
 /*
- * Each box's children at the finest cut of @z, into 2^kmax parts (coarser
- * ones shift them), and whether it reaches the other child: in
- * b->scratch, c0, c1 and out of @n each.
+ * The boxes of a node at the finest cut of a block, into 2^kmax parts
+ * (coarser cuts shift them), as count_parts() reads them: for each box
+ * that matters, its children c0 to c1, whether it reaches the other
+ * child, and the alignment of its ends in the block (log2 of the largest
+ * power of 2 they are both on: a cut into parts of 2^s leaves it partial
+ * when that is below s; COVERS when it covers the node's region in the
+ * dim, and needs no check there); and the boxes in the order of their
+ * first child (starts) and of their last (ends), as (child << 32 | box).
+ * The boxes that cover the region and reach every child are in every
+ * child of every cut and are only counted: with wildcards, most of them.
  */
-static int finest_children(struct bctx *b, const uint32_t *boxes, size_t n,
-			   size_t d, const struct zoom *z, unsigned int kmax)
-{
-	uint64_t npmax, i0, i1, i;
+struct finest {
+	uint64_t *starts, *ends, *tmp;
 	uint32_t *c0, *c1;
-	uint8_t *out;
-	bool o;
+	uint8_t *out, *align;
+	size_t m;		/* boxes in the arrays */
+	size_t cover;		/* boxes only counted */
+	size_t cover_out;	/* of which reach the other child */
+};
+
+#define COVERS 0xff
+
+/* The alignment of @x (0: on every power of 2). */
+static uint8_t align_of(uint64_t x)
+{
+	return x ? __builtin_ctzll(x) : 64;
+}
+
+/* Room for finest_children()'s arrays of @n boxes, in b->scratch. */
+static int finest_room(struct bctx *b, size_t n, struct finest *f)
+{
+	/* starts, ends and the sort's: 8 bytes each; c0, c1: 4; 2 more */
+	const size_t box_bytes = 3 * 8 + 2 * 4 + 2;
 
 	if (n > b->cap_scratch) {
-		void *p = realloc(b->scratch, 3 * n * sizeof(uint32_t));
+		void *p = realloc(b->scratch, n * box_bytes);
 
 		if (!p)
 			return -ENOMEM;
 		b->scratch = p;
 		b->cap_scratch = n;
 	}
-	c0 = b->scratch;
-	c1 = b->scratch + n;
-	out = (uint8_t *)(b->scratch + 2 * n);
-	npmax = 1ULL << kmax;
+	f->starts = b->scratch;
+	f->ends = f->starts + n;
+	f->tmp = f->ends + n;
+	f->c0 = (uint32_t *)(f->tmp + n);
+	f->c1 = f->c0 + n;
+	f->out = (uint8_t *)(f->c1 + n);
+	f->align = f->out + n;
+	return 0;
+}
+
+static int finest_children(struct bctx *b, const uint32_t *boxes, size_t n,
+			   const uint64_t *rlo, const uint64_t *rhi, size_t d,
+			   const struct zoom *z, unsigned int kmax,
+			   struct finest *f)
+{
+	uint64_t npmax = 1ULL << kmax, i0, i1, lo, hi, i;
+	uint8_t a_lo, a_hi;
+	bool o;
+	int ret;
+
+	ret = finest_room(b, n, f);
+	if (ret)
+		return ret;
+	f->m = f->cover = f->cover_out = 0;
 	for (i = 0; i < n; i++) {
-		child_range(blo(b, boxes[i])[d], bhi(b, boxes[i])[d], z,
-			    z->bits - kmax, npmax, &i0, &i1, &o);
-		c0[i] = i0;
-		c1[i] = i1;
-		out[i] = o;
+		lo = blo(b, boxes[i])[d];
+		hi = bhi(b, boxes[i])[d];
+		child_range(lo, hi, z, z->bits - kmax, npmax, &i0, &i1, &o);
+		if (lo <= rlo[d] && hi >= rhi[d]) {
+			if (!i0 && i1 == npmax - 1) {
+				f->cover++;
+				f->cover_out += o;
+				continue;
+			}
+			a_lo = a_hi = COVERS;
+		} else {
+			/* an end at the block's edge or beyond splits nothing */
+			a_lo = lo > z->blo ? align_of(lo - z->blo) : 64;
+			a_hi = hi < z->bhi ? align_of(hi + 1 - z->blo) : 64;
+		}
+		f->c0[f->m] = i0;
+		f->c1[f->m] = i1;
+		f->out[f->m] = o;
+		f->align[f->m] = a_lo < a_hi ? a_lo : a_hi;
+		f->starts[f->m] = i0 << 32 | f->m;
+		f->ends[f->m] = i1 << 32 | f->m;
+		f->m++;
 	}
+	/* a coarser cut shifts the children: the orders stay */
+	radix_sort(f->starts, f->tmp, f->m, 1, 32, npmax - 1);
+	radix_sort(f->ends, f->tmp, f->m, 1, 32, npmax - 1);
 	return 0;
 }
 
 /*
- * The cut of @z into 2^k parts, from the finest cut's children in
- * b->scratch: the boxes that reach every child, whether they fork, and
- * the boxes of the children (those aside left out).
+ * The children of a cut into @np parts: walked from child to child where
+ * a box starts or ends (children between have the same boxes: one
+ * subtree). p->sum: each such run's boxes once, and a child record as an
+ * eighth of an entry; p->maxc: the largest child's. The boxes that span
+ * every child go aside when p->fork; the covering ones are @base.
  */
-static void count_parts(struct bctx *b, const uint32_t *boxes, size_t n,
-			const uint64_t *rlo, const uint64_t *rhi, size_t d,
-			const struct zoom *z, unsigned int k, unsigned int kmax,
-			bool may_fork, struct parts *p)
+static void walk_parts(const struct finest *f, uint64_t np, unsigned int s,
+		       uint64_t base, uint64_t n_out, struct parts *p)
 {
-	const uint32_t *c0 = b->scratch, *c1 = b->scratch + n;
-	const uint8_t *out = (const uint8_t *)(b->scratch + 2 * n);
-	uint64_t m = (1ULL << (z->bits - k)) - 1, np = 1ULL << k;
-	uint64_t i0, i1, i, run, n_out;
-	unsigned int s = kmax - k;
-	int64_t *diff = b->diff;
-	uint8_t *brk = b->brk;
+	uint64_t run = base, at = 0, q, qs, qe, is = 0, ie = 0, box;
 
-	p->span = 0;
-	for (i = 0; i < n; i++)
-		p->span += spans(c0[i] >> s, c1[i] >> s, np);
+	p->sum = np / 8 + n_out;
+	p->maxc = n_out;
+	for (;;) {
+		qs = is < f->m ? (f->starts[is] >> 32) >> s : UINT64_MAX;
+		qe = ie < f->m ? ((f->ends[ie] >> 32) >> s) + 1 : UINT64_MAX;
+		q = qs <= qe ? qs : qe;
+		if (q >= np)
+			break;
+		box = (uint32_t)(q == qs ? f->starts[is++] : f->ends[ie++]);
+		if (p->fork && spans(f->c0[box] >> s, f->c1[box] >> s, np))
+			continue;
+		if (q != at) {
+			/* the run from child @at to here */
+			p->sum += run;
+			if (run > p->maxc)
+				p->maxc = run;
+			at = q;
+		}
+		if (q == qs)
+			run++;
+		else
+			run--;
+	}
+	p->sum += run;
+	if (run > p->maxc)
+		p->maxc = run;
+}
+
+/*
+ * The cut of @z into 2^k parts, from the finest cut's children @f of the
+ * node's @n boxes: the boxes that reach every child, whether they fork,
+ * and the boxes of the children (those aside left out).
+ */
+static void count_parts(const struct bctx *b, size_t n,
+			const struct finest *f, const struct zoom *z,
+			unsigned int k, unsigned int kmax, bool may_fork,
+			struct parts *p)
+{
+	uint64_t np = 1ULL << k, i0, i1, i, n_out = 0, base = 0;
+	unsigned int s = kmax - k, part_bits = z->bits - k;
+
+	p->span = np > 1 ? f->cover : 0;
+	for (i = 0; i < f->m; i++)
+		p->span += spans(f->c0[i] >> s, f->c1[i] >> s, np);
 	p->fork = may_fork && p->span >= b->prm->fork_min && p->span < n;
-	memset(diff, 0, (np + 2) * sizeof(*diff));
-	memset(brk, 0, (np + 2) * sizeof(*brk));
-	n_out = 0;
 	p->partial = 0;
-	for (i = 0; i < n; i++) {
-		uint64_t lo = blo(b, boxes[i])[d];
-		uint64_t hi = bhi(b, boxes[i])[d];
-
-		i0 = c0[i] >> s;
-		i1 = c1[i] >> s;
+	if (!(p->fork && np > 1)) {
+		/* the covering boxes: in every child, no check in the dim */
+		base = f->cover;
+		n_out = f->cover_out;
+	}
+	for (i = 0; i < f->m; i++) {
+		i0 = f->c0[i] >> s;
+		i1 = f->c1[i] >> s;
 		if (p->fork && spans(i0, i1, np))
 			continue;
-		diff[i0]++;
-		diff[i1 + 1]--;
-		brk[i0] = brk[i1 + 1] = 1;
-		n_out += out[i];
+		n_out += f->out[i];
 		/* boxes that will still need a check in this dim */
-		if (lo <= rlo[d] && hi >= rhi[d])
-			continue;
-		p->partial += (lo > z->blo && ((lo - z->blo) & m)) ||
-			      (hi < z->bhi && ((hi + 1 - z->blo) & m)) ||
-			      out[i];
+		p->partial += f->align[i] != COVERS &&
+			      (f->align[i] < part_bits || f->out[i]);
 	}
-	/*
-	 * Neighbours between two box ends have the same boxes: one
-	 * subtree. Count each such run's boxes once, and a child
-	 * record as an eighth of an entry.
-	 */
-	p->sum = np / 8 + n_out;
-	for (i = 0, run = 0, p->maxc = n_out; i < np; i++) {
-		run += diff[i];
-		if (run > p->maxc)
-			p->maxc = run;
-		if (!i || brk[i])
-			p->sum += run;
-	}
+	walk_parts(f, np, s, base, n_out, p);
 }
 
 /*
@@ -573,18 +690,18 @@ static int eval_zoom(struct bctx *b, const uint32_t *boxes, size_t n,
 	unsigned int k, kmin, kmax;
 	const struct zoom z = *zp;
 	uint64_t score;
+	struct finest f;
 	struct parts p;
 	int ret;
 
 	best->score = UINT64_MAX;
 	kmax = z.bits < b->prm->max_cuts_log2 ? z.bits : b->prm->max_cuts_log2;
 	kmin = kmax ? 1 : 0;
-	ret = finest_children(b, boxes, n, d, &z, kmax);
+	ret = finest_children(b, boxes, n, rlo, rhi, d, &z, kmax, &f);
 	if (ret)
 		return ret;
 	for (k = kmin; k <= kmax; k++) {
-		count_parts(b, boxes, n, rlo, rhi, d, &z, k, kmax, may_fork,
-			    &p);
+		count_parts(b, n, &f, &z, k, kmax, may_fork, &p);
 		if (best->score != UINT64_MAX &&
 		    p.sum > (uint64_t)b->prm->spfac * n)
 			break;
@@ -616,22 +733,10 @@ struct group {
 	struct cls_node node;
 };
 
-/* Sort groups by hash, size, boxes: identical ones become neighbours. */
-static int cmp_group(const void *a, const void *b, void *arg)
+static bool same_boxes(const struct group *x, const struct group *y)
 {
-	const struct group *g = arg;
-	size_t i = *(const size_t *)a, j = *(const size_t *)b;
-	const struct group *x = &g[i], *y = &g[j];
-	int d;
-
-	if (x->hash != y->hash)
-		return x->hash < y->hash ? -1 : 1;
-	if (x->n != y->n)
-		return x->n < y->n ? -1 : 1;
-	d = memcmp(x->boxes, y->boxes, x->n * sizeof(uint32_t));
-	if (d)
-		return d;
-	return (i > j) - (i < j);
+	return x->hash == y->hash && x->n == y->n &&
+	       !memcmp(x->boxes, y->boxes, x->n * sizeof(uint32_t));
 }
 
 static int build(struct bctx *b, uint32_t *boxes, size_t n, uint64_t *rlo,
@@ -733,9 +838,9 @@ struct cutting {
 	bool coarse;
 	struct group *g;
 	struct cls_node *recs;
-	size_t *order;
 	uint32_t *side;
 	size_t n_side;
+	uint32_t *pool;		/* the groups' boxes */
 };
 
 /* Count box @box in group @x, or (@fill) put it there. */
@@ -788,7 +893,15 @@ static int init_groups(const uint64_t *rlo, const uint64_t *rhi,
 	unsigned int shift = s->shift;
 	struct group *g = s->g;
 	size_t d = s->d;
+	uint32_t *at;
 
+	for (j = 0, *sum = 0; j < ng; j++)
+		*sum += g[j].n;
+	/* the groups' boxes, one after the other */
+	s->pool = malloc((*sum ? *sum : 1) * sizeof(uint32_t));
+	if (!s->pool)
+		return -ENOMEM;
+	at = s->pool;
 	*sum = 0;
 	for (j = 0; j < ng; j++) {
 		/* as if one child after the last: the largest */
@@ -796,9 +909,8 @@ static int init_groups(const uint64_t *rlo, const uint64_t *rhi,
 			*sum += g[j].n;
 		else if (g[j].n > other)
 			other = g[j].n;
-		g[j].boxes = malloc((g[j].n ? g[j].n : 1) * sizeof(uint32_t));
-		if (!g[j].boxes)
-			return -ENOMEM;
+		g[j].boxes = at;
+		at += g[j].n;
 		g[j].n = 0;
 		g[j].hash = 0xcbf29ce484222325ULL;
 		/*
@@ -821,33 +933,47 @@ static int init_groups(const uint64_t *rlo, const uint64_t *rhi,
 		if (g[j].hi > (j < np ? s->rmax : rhi[d]))
 			g[j].hi = j < np ? s->rmax : rhi[d];
 		g[j].rep = j;
-		s->order[j] = j;
 	}
 	*sum += other;
 	return 0;
 }
 
-/* Children with the same boxes: one subtree over their hull. */
-static void share_groups(struct cutting *s)
+/*
+ * Children with the same boxes: one subtree over their hull, the first
+ * child's. An open-addressed table of the groups by their boxes' hash.
+ */
+static int share_groups(struct cutting *s)
 {
 	struct group *g = s->g;
-	size_t *order = s->order;
-	uint64_t j;
+	size_t cap = 16, mask, h, j, *slot;
 
-	qsort_r(order, s->ng, sizeof(*order), cmp_group, g);
-	for (j = 1; j < s->ng; j++) {
-		struct group *x = &g[order[j]], *p = &g[order[j - 1]], *r;
+	while (cap < 2 * s->ng)
+		cap *= 2;
+	mask = cap - 1;
+	slot = malloc(cap * sizeof(*slot));
+	if (!slot)
+		return -ENOMEM;
+	memset(slot, 0xff, cap * sizeof(*slot));
+	for (j = 0; j < s->ng; j++) {
+		struct group *x = &g[j], *r;
 
-		if (x->hash != p->hash || x->n != p->n ||
-		    memcmp(x->boxes, p->boxes, x->n * sizeof(uint32_t)))
+		h = (x->hash ^ x->hash >> 29) * 0x9e3779b97f4a7c15ULL;
+		for (h >>= 16; slot[h & mask] != SIZE_MAX; h++)
+			if (same_boxes(&g[slot[h & mask]], x))
+				break;
+		if (slot[h & mask] == SIZE_MAX) {
+			slot[h & mask] = j;
 			continue;
-		x->rep = p->rep;
+		}
+		x->rep = slot[h & mask];
 		r = &g[x->rep];
 		if (x->lo < r->lo)
 			r->lo = x->lo;
 		if (x->hi > r->hi)
 			r->hi = x->hi;
 	}
+	free(slot);
+	return 0;
 }
 
 /*
@@ -940,7 +1066,7 @@ static int cut_dim(struct bctx *b, uint32_t *boxes, size_t n, uint64_t *rlo,
 	uint32_t off, guard = 0, main_off = 0, later_min = 0;
 	uint32_t main_cont = cont;
 	bool first = false;
-	uint64_t sum, j;
+	uint64_t sum;
 	int ret = 0;
 
 	*done = false;
@@ -951,10 +1077,9 @@ static int cut_dim(struct bctx *b, uint32_t *boxes, size_t n, uint64_t *rlo,
 	s.coarse = c->dense && in->dims[s.d].len == 4;
 	s.ng = s.np + (s.coarse ? CLS_COARSE_N : 1);
 	s.g = calloc(s.ng, sizeof(*s.g));
-	s.recs = calloc(s.ng, sizeof(*s.recs));
-	s.order = calloc(s.ng, sizeof(*s.order));
+	s.recs = malloc(s.ng * sizeof(*s.recs));
 	s.side = malloc((n ? n : 1) * sizeof(*s.side));
-	if (!s.g || !s.recs || !s.order || !s.side) {
+	if (!s.g || !s.recs || !s.side) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -971,7 +1096,9 @@ static int cut_dim(struct bctx *b, uint32_t *boxes, size_t n, uint64_t *rlo,
 		goto out;
 	}
 	to_children(b, boxes, n, rlo, rhi, &s, true);
-	share_groups(&s);
+	ret = share_groups(&s);
+	if (ret)
+		goto out;
 	if (s.n_side)
 		first = side_first(in, &s, &later_min);
 	if (s.n_side && !first) {
@@ -1007,11 +1134,9 @@ static int cut_dim(struct bctx *b, uint32_t *boxes, size_t n, uint64_t *rlo,
 	b->st->forks += !!s.n_side;
 	*done = !ret;
 out:
-	for (j = 0; s.g && j < s.ng; j++)
-		free(s.g[j].boxes);
+	free(s.pool);
 	free(s.g);
 	free(s.recs);
-	free(s.order);
 	free(s.side);
 	return ret;
 }
@@ -1255,14 +1380,8 @@ int cgfw_cls_build(const struct cls_input *in, const struct cls_params *prm,
 	if (prm->max_cuts_log2 > 16)
 		return -EINVAL;
 	boxes = malloc((in->n_boxes ? in->n_boxes : 1) * sizeof(*boxes));
-	b.diff = malloc(((1ULL << prm->max_cuts_log2) + 2) * sizeof(*b.diff));
-	b.brk = malloc((1ULL << prm->max_cuts_log2) + 2);
-	if (!boxes || !b.diff || !b.brk) {
-		free(boxes);
-		free(b.diff);
-		free(b.brk);
+	if (!boxes)
 		return -ENOMEM;
-	}
 	for (i = 0; i < in->n_boxes; i++)
 		boxes[i] = i;
 	/* where every walk of this run ends */
@@ -1273,8 +1392,6 @@ int cgfw_cls_build(const struct cls_input *in, const struct cls_params *prm,
 	if (rec.kind == CLS_CUT)
 		rec.kind = CLS_CUT_PRE;
 	free(boxes);
-	free(b.diff);
-	free(b.brk);
 	free(b.scratch);
 	free(b.ranges);
 	return ret ? : cgfw_cls_blob_add(blob, &rec, sizeof(rec), root);
