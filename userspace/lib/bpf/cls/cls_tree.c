@@ -117,11 +117,9 @@ static const uint64_t *bhi(const struct bctx *b, uint32_t i)
 /* The bits a width takes: ceil(log2(w)). */
 static unsigned int bits_of(uint64_t w)
 {
-	unsigned int k = 0;
+	unsigned int k = w > 1 ? 64 - __builtin_clzll(w - 1) : 0;
 
-	while (k < 63 && (1ULL << k) < w)
-		k++;
-	return k;
+	return k < 63 ? k : 63;
 }
 
 static bool covers(const struct bctx *b, uint32_t i, const uint64_t *rlo,
