@@ -17,6 +17,7 @@
  * both, they are shown against the user's own file.
  */
 #include <fcntl.h>
+#include <malloc.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -218,6 +219,14 @@ static int child_job(void *arg, int fd)
 
 	if (unshare(CLONE_NEWNET))
 		return setup_error(fd, -errno, NULL);
+	/*
+	 * nft's thread builds the whole syntax tree: in an arena of its
+	 * own, which grows by an mprotect() of a few pages at a time (5%
+	 * of the compile of 100,000 rules), so in the main one, with a
+	 * wide pad (this process ends with the compile).
+	 */
+	mallopt(M_ARENA_MAX, 1);
+	mallopt(M_TOP_PAD, 64 << 20);
 	if (job->setup && job->setup->n_origins) {
 		ret = cgfw_nl_open(&quiet, &nl);
 		ret = ret ? : cgfw_nl_batch_commit(&quiet, nl, job->setup,
