@@ -112,11 +112,11 @@ guest_item() {
 	case $1 in
 	guest1|guest2)
 		stage "in the patched 6.12 kernel, under QEMU: part ${1#guest} of the groups" \
-			nice -n 5 "$top/tools/vm/run.sh" -t 3000 -k "$kernel" \
+			"$top/tools/vm/run.sh" -t 3000 -k "$kernel" \
 			tools/vm/guest-tests.sh "$BUILD" "${1#guest}" ;;
 	systemd)
 		stage "cgfw.service under systemd as PID 1, in the guest" \
-			nice -n 5 "$top/tools/vm/run.sh" -s -t 900 -k "$kernel" \
+			"$top/tools/vm/run.sh" -s -t 900 -k "$kernel" \
 			selftests/system/unit.sh "$BUILD" ;;
 	esac
 }

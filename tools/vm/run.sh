@@ -33,6 +33,11 @@ trap 'rm -rf "$run"' EXIT
 printf '%s\n' "$*" > "$run/cmd"
 out=$run/console
 
+# The root is read-only and nothing the guest reads changes while it
+# runs, so the guest caches it (cache=loose): without a cache every read,
+# of each binary and library a test runs too, was a 9p request that
+# QEMU's main thread served, and the guest's groups took 1.7 times as
+# long (the cli group alone: 271 s against 162 s).
 # One host thread runs both vCPUs in turn (thread=single): with a thread
 # per vCPU (MTTCG), a vCPU sometimes ran the int3 of a static key that
 # another had just patched, after the patch was over, and the guest
@@ -42,7 +47,7 @@ timeout --foreground "$timeout" qemu-system-x86_64 \
 	-accel tcg,thread=single -cpu max -smp 2 -m 2G -nographic -no-reboot \
 	"${icount[@]}" \
 	-kernel "$kernel" \
-	-append "console=ttyS0 root=host0 rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144,ro init=$top/tools/vm/init panic=-1 quiet loglevel=1 cgfw.cmd=$run/cmd cgfw.dir=$PWD$systemd" \
+	-append "console=ttyS0 root=host0 rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose,ro init=$top/tools/vm/init panic=-1 quiet loglevel=1 cgfw.cmd=$run/cmd cgfw.dir=$PWD$systemd" \
 	-fsdev local,id=root,path=/,security_model=none,readonly=on,multidevs=remap \
 	-device virtio-9p-pci,fsdev=root,mount_tag=host0 \
 	-nic none < /dev/null 2>&1 | stdbuf -oL tr -d '\r' | tee "$out" |
