@@ -706,11 +706,12 @@ static bool stream_rule(struct cgfw_capture *cap, const struct naming *nm,
 			const struct nlmsghdr *from)
 {
 	struct nftnl_rule *r = nftnl_rule_alloc();
-	struct nlmsghdr *nlh, *named = cgfw_rule_with_names(from);
+	struct nlmsghdr *nlh, *named;
+	const struct nlmsghdr *parsed = cgfw_rule_names_ended(from, &named);
 	struct rule_names rn = { .nm = nm };
 	bool ok = false;
 
-	if (!r || !named || nftnl_rule_nlmsg_parse(named, r) < 0)
+	if (!r || !parsed || nftnl_rule_nlmsg_parse(parsed, r) < 0)
 		goto out;
 	rn.table = nftnl_rule_get_str(r, NFTNL_RULE_TABLE);
 	if (!rn.table || nftnl_expr_foreach(r, rename_expr, &rn) < 0)

@@ -175,13 +175,14 @@ static int elem_msg(struct rb_state *st, const struct nlmsghdr *nlh)
 
 static int rule_msg(struct rb_state *st, const struct nlmsghdr *nlh)
 {
-	struct nlmsghdr *named = cgfw_rule_with_names(nlh);
+	struct nlmsghdr *named;
+	const struct nlmsghdr *parsed = cgfw_rule_names_ended(nlh, &named);
 	struct nftnl_rule *nr = nftnl_rule_alloc();
 	struct ir_rule *r = NULL;
 	struct ir_table *t;
 	struct ir_chain *c;
 
-	if (!nr || !named || nftnl_rule_nlmsg_parse(named, nr) < 0)
+	if (!nr || !parsed || nftnl_rule_nlmsg_parse(parsed, nr) < 0)
 		goto err;
 	free(named);
 	named = NULL;

@@ -605,6 +605,7 @@ static struct nftnl_rule *rule_clone(struct build *b,
 	struct refs rf = { .b = b };
 	struct fix f = { .rf = &rf };
 	struct nlmsghdr *nlh, *named = NULL;
+	const struct nlmsghdr *parsed;
 
 	if (!copy)
 		return NULL;
@@ -614,8 +615,8 @@ static struct nftnl_rule *rule_clone(struct build *b,
 	if (nlh->nlmsg_len > SCRATCH_SIZE)
 		goto err;
 	rename_refs(nlh, &rf);
-	named = cgfw_rule_with_names(nlh);
-	if (!named || nftnl_rule_nlmsg_parse(named, copy) < 0)
+	parsed = cgfw_rule_names_ended(nlh, &named);
+	if (!parsed || nftnl_rule_nlmsg_parse(parsed, copy) < 0)
 		goto err;
 	free(named);
 	nftnl_expr_foreach(copy, fix_expr, &f);

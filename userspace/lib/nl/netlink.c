@@ -335,6 +335,14 @@ int cgfw_nl_dump(struct mnl_socket *nl, struct nlmsghdr *req,
 	}
 }
 
+/* Is @name (an NFTA_EXPR_NAME) objref's? */
+static bool is_objref(const struct nlattr *name)
+{
+	return !strncmp(mnl_attr_get_payload(name), "objref",
+			mnl_attr_get_payload_len(name)) &&
+	       mnl_attr_get_payload_len(name) >= 6;
+}
+
 /* Copy attribute @a into @nlh; an objref's names with their NUL. */
 static void copy_attr(struct nlmsghdr *nlh, const struct nlattr *a,
 		      int depth, bool objref)
@@ -369,10 +377,7 @@ static void copy_attr(struct nlmsghdr *nlh, const struct nlattr *a,
 			mnl_attr_for_each_nested(x, a)
 				if (mnl_attr_get_type(x) == NFTA_EXPR_NAME)
 					name = x;
-		objref = depth == 2 || (name &&
-			 !strncmp(mnl_attr_get_payload(name), "objref",
-				  mnl_attr_get_payload_len(name)) &&
-			 mnl_attr_get_payload_len(name) >= 6);
+		objref = depth == 2 || (name && is_objref(name));
 		mnl_attr_for_each_nested(x, a)
 			copy_attr(nlh, x, depth + 1, objref);
 		mnl_attr_nest_end(nlh, nest);
@@ -403,4 +408,31 @@ struct nlmsghdr *cgfw_rule_with_names(const struct nlmsghdr *from)
 	mnl_attr_for_each(a, from, sizeof(struct nfgenmsg))
 		copy_attr(nlh, a, 0, false);
 	return nlh;
+}
+
+/* Does the rule of @nlh hold an objref expression? */
+static bool has_objref(const struct nlmsghdr *nlh)
+{
+	const struct nlattr *a, *e, *x;
+
+	mnl_attr_for_each(a, nlh, sizeof(struct nfgenmsg)) {
+		if (mnl_attr_get_type(a) != NFTA_RULE_EXPRESSIONS)
+			continue;
+		mnl_attr_for_each_nested(e, a)
+			mnl_attr_for_each_nested(x, e)
+				if (mnl_attr_get_type(x) == NFTA_EXPR_NAME &&
+				    is_objref(x))
+					return true;
+	}
+	return false;
+}
+
+const struct nlmsghdr *cgfw_rule_names_ended(const struct nlmsghdr *from,
+					     struct nlmsghdr **copy)
+{
+	*copy = NULL;
+	if (!has_objref(from))
+		return from;
+	*copy = cgfw_rule_with_names(from);
+	return *copy;
 }

@@ -79,4 +79,12 @@ int cgfw_nl_dump(struct mnl_socket *nl, struct nlmsghdr *req, cgfw_nl_cb cb,
  */
 struct nlmsghdr *cgfw_rule_with_names(const struct nlmsghdr *from);
 
+/*
+ * The rule @from as libnftnl's parser can read it: @from itself, or when
+ * it holds an objref, its copy by cgfw_rule_with_names() (*copy, to be
+ * freed; NULL otherwise). NULL when out of memory.
+ */
+const struct nlmsghdr *cgfw_rule_names_ended(const struct nlmsghdr *from,
+					     struct nlmsghdr **copy);
+
 #endif /* CGFW_NL_NETLINK_H */
