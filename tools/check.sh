@@ -12,7 +12,9 @@
 # built in a few minutes: tools/vm/build-kernel.sh) builds at a lower
 # priority while the project builds and the host's tests run.
 # Each stage's output is printed whole when it ends (a line says when it
-# starts, and one when each of its groups does). Then each stage's wall time, the total, and one line:
+# starts, and one when each of its groups does); stopped by a signal, the
+# output so far of each stage still running. Then each stage's wall time,
+# the total, and one line:
 #   N passed, N failed, N skipped
 # CGFW_NO_VM=1 leaves the guest out (counted as one skip).
 set -u
@@ -21,19 +23,29 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 t_start=$SECONDS
 
-# every process this script started, on the way out
+# every process this script started, on the way out: each stopped
+# before its children are looked for, so that none starts another
 kill_tree() {
 	local c
+	kill -STOP "$1" 2>/dev/null
 	for c in $(pgrep -P "$1"); do kill_tree "$c"; done
-	kill "$1" 2>/dev/null
+	kill -TERM "$1" 2>/dev/null
+	kill -CONT "$1" 2>/dev/null
 }
 on_signal() {
-	trap - EXIT
+	local c l
+	trap - EXIT INT TERM
 	for c in $(pgrep -P $$); do kill_tree "$c"; done
+	for l in "$work"/log.*; do
+		[ -f "$l.name" ] || continue
+		echo "##### stopped: $(head -1 "$l.name")"
+		tail -40 "$l"
+	done
 	rm -rf "$work"
-	exit 130
+	exit "$1"
 }
-trap on_signal INT TERM
+trap 'on_signal 130' INT
+trap 'on_signal 143' TERM
 trap 'rm -rf "$work"' EXIT
 
 # print under a lock: the lanes' blocks never interleave
@@ -52,13 +64,18 @@ progress() {
 }
 
 # stage NAME COMMAND...: run it, count its TAP summary, print its output
-# and time; the counts and times go to files (the lanes are subshells)
+# and time; the counts and times go to files (the lanes are subshells).
+# A command that fails without a failed test (a guest stopped after its
+# tests' count, before the kernel log's check) is a failure.
 stage() {
-	local name=$1 t0=$SECONDS log
+	local name=$1 t0=$SECONDS log rc
 	shift
 	log=$(mktemp "$work/log.XXXXXX")
+	echo "$name" > "$log.name"
+	echo "$name" >> "$work/started"
 	echo "##### $name: started at +$((t0 - t_start)) s" | say
 	"$@" 2>&1 | tee "$log" | progress "$name"
+	rc=${PIPESTATUS[0]}
 	local p f s dt=$((SECONDS - t0))
 	if read -r p _ f _ s _ < <(grep -E '^[0-9]+ passed, [0-9]+ failed' \
 			"$log" | tail -1) && [ -n "$p" ]; then
@@ -67,7 +84,12 @@ stage() {
 		echo "  not ok - $name gave no count" >> "$log"
 		p=0 f=1 s=0
 	fi
+	if [ "$rc" -ne 0 ] && [ "${f:-0}" -eq 0 ]; then
+		echo "  not ok - $name exited with status $rc" >> "$log"
+		f=1
+	fi
 	echo "$p ${f:-0} ${s:-0}" >> "$work/counts"
+	echo "$name" >> "$work/ended"
 	printf '%5d s  %s (from +%d s)\n' "$dt" "$name" \
 		$((t0 - t_start)) >> "$work/times"
 	{
@@ -75,7 +97,7 @@ stage() {
 		cat "$log"
 		echo "(#### $name: $dt s)"
 	} | say
-	rm -f "$log"
+	rm -f "$log" "$log.name"
 }
 
 # the guest kernel: built in the background, waited for by the guest work
@@ -94,7 +116,7 @@ pop() {
 }
 
 guest_item() {
-	local kernel
+	local kernel part
 	if ! kernel_wait; then
 		# one failure for the kernel, whichever lane sees it first
 		( flock 9
@@ -111,9 +133,10 @@ guest_item() {
 	kernel=$(cat "$work/kernel.image")
 	case $1 in
 	guest1|guest2)
-		stage "in the patched 6.12 kernel, under QEMU: part ${1#guest} of the groups" \
+		part=${1#guest}
+		stage "in the patched 6.12 kernel, under QEMU: part $part of the groups" \
 			"$top/tools/vm/run.sh" -t 3000 -k "$kernel" \
-			tools/vm/guest-tests.sh "$BUILD" "${1#guest}" ;;
+			tools/vm/guest-tests.sh "$BUILD" "$part" ;;
 	systemd)
 		stage "cgfw.service under systemd as PID 1, in the guest" \
 			"$top/tools/vm/run.sh" -s -t 900 -k "$kernel" \
@@ -139,7 +162,8 @@ if [ -z "${CGFW_NO_VM:-}" ]; then
 		printf '%5d s  %s\n' $((SECONDS - k0)) \
 			"the guest kernel, cached or built (from +$((k0 - t_start)) s)" \
 			>> "$work/times"
-		echo "$rc" > "$work/kernel.rc"
+		echo "$rc" > "$work/kernel.rc.new" &&
+			mv "$work/kernel.rc.new" "$work/kernel.rc"
 	) &
 fi
 
@@ -168,7 +192,14 @@ wait
 P=0 F=0 S=0
 while read -r p f s; do
 	P=$((P + p)) F=$((F + f)) S=$((S + s))
-done < "$work/counts"
+done < <(cat "$work/counts" 2>/dev/null)
+# a stage that started and left no count (its file could not be written)
+lost=$(( $(cat "$work/started" 2>/dev/null | wc -l) -
+	 $(cat "$work/ended" 2>/dev/null | wc -l) ))
+if [ "$lost" -ne 0 ]; then
+	echo "not ok - $lost stages left no count"
+	F=$((F + 1))
+fi
 if [ -n "${CGFW_NO_VM:-}" ]; then
 	echo "ok - the patched kernel under QEMU # SKIP CGFW_NO_VM is set"
 	S=$((S + 1))

@@ -33,11 +33,12 @@ trap 'rm -rf "$run"' EXIT
 printf '%s\n' "$*" > "$run/cmd"
 out=$run/console
 
-# The root is read-only and nothing the guest reads changes while it
-# runs, so the guest caches it (cache=loose): without a cache every read,
-# of each binary and library a test runs too, was a 9p request that
-# QEMU's main thread served, and the guest's groups took 1.7 times as
-# long (the cli group alone: 271 s against 162 s).
+# The root is read-only and the guest caches it (cache=loose): nothing it
+# reads may change while it runs (make check's other stages build into
+# BUILD-san and BUILD-fuzz; do not rebuild BUILD under make vm-check).
+# Without a cache every read, of each binary and library a test runs
+# too, was a 9p request that QEMU's main thread served, and the guest's
+# groups took 1.7 times as long (the cli group alone: 271 s, 162 s).
 # One host thread runs both vCPUs in turn (thread=single): with a thread
 # per vCPU (MTTCG), a vCPU sometimes ran the int3 of a static key that
 # another had just patched, after the patch was over, and the guest
