@@ -395,7 +395,7 @@ static void copy_attr(struct nlmsghdr *nlh, const struct nlattr *a,
  * reads, front/capture.c, has them as nft sent them). A copy of @from
  * with those names ended, in a malloc()ed buffer.
  */
-struct nlmsghdr *cgfw_rule_with_names(const struct nlmsghdr *from)
+static struct nlmsghdr *rule_with_names(const struct nlmsghdr *from)
 {
 	/* a name grows by 4 bytes at most: an attribute of 4 at least */
 	struct nlmsghdr *nlh = calloc(1, 2 * (size_t)from->nlmsg_len + 64);
@@ -433,6 +433,6 @@ const struct nlmsghdr *cgfw_rule_names_ended(const struct nlmsghdr *from,
 	*copy = NULL;
 	if (!has_objref(from))
 		return from;
-	*copy = cgfw_rule_with_names(from);
+	*copy = rule_with_names(from);
 	return *copy;
 }

@@ -73,16 +73,11 @@ int cgfw_nl_dump(struct mnl_socket *nl, struct nlmsghdr *req, cgfw_nl_cb cb,
 		 void *data);
 
 /*
- * A copy of nf_tables rule message @from whose objref names end with a
- * NUL, as libnftnl's parser needs them (malloc()ed; NULL when out of
- * memory): libnftnl 1.2.4 writes them without it.
- */
-struct nlmsghdr *cgfw_rule_with_names(const struct nlmsghdr *from);
-
-/*
- * The rule @from as libnftnl's parser can read it: @from itself, or when
- * it holds an objref, its copy by cgfw_rule_with_names() (*copy, to be
- * freed; NULL otherwise). NULL when out of memory.
+ * The nf_tables rule message @from as libnftnl's parser can read it:
+ * libnftnl 1.2.4 writes an objref's names without their NUL, so a rule
+ * with an objref is copied with them ended (*copy, malloc()ed, to be
+ * freed); any other is @from itself (*copy NULL). NULL when out of
+ * memory.
  */
 const struct nlmsghdr *cgfw_rule_names_ended(const struct nlmsghdr *from,
 					     struct nlmsghdr **copy);
