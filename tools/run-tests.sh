@@ -73,6 +73,7 @@ run_one crafted "crafted packets (bpf)" "$BUILD/tests/testrun"
 run_one cli "cli" selftests/system/cli.sh
 run_one large "large sets" selftests/system/large_sets.sh
 run_one objects "named stateful objects" selftests/system/objects.sh
+run_one rule-cmds "rule commands through cgfw update" selftests/system/rule_cmds.sh
 run_one dynamic "sets the rules add to" selftests/system/dynamic.sh
 run_one concat "sets of intervals of concatenations" selftests/system/concat.sh
 run_one exthdr "extension headers and TCP options on real connections" \

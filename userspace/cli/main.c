@@ -395,7 +395,7 @@ static const struct cmd cmds[] = {
 	{ "compile", do_compile, "[-b nft|bpf] [-o FILE.o | --pin DIR] FILE|-",
 	  "print the nf_tables bytecode (nft) or the BPF programs (bpf) of every rule, with its source line" },
 	{ "update", do_update, "FILE|-",
-	  "add and delete elements of named sets in place: 'add element cgroup TABLE SET { ... }'" },
+	  "change installed tables in place: 'add element cgroup TABLE SET { ... }', and with the nft backend 'add rule', 'insert rule', 'replace rule', 'delete rule', 'flush chain'" },
 	{ "list", do_list, "[-j] [-a] [TABLE]",
 	  "show what cgfw installed, in nft syntax with live counters" },
 	{ "delete", do_delete, "TABLE", "remove one table cgfw installed" },

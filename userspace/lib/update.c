@@ -2,7 +2,10 @@
 /*
  * Update: "add element" and "delete element" on the named sets of tables
  * cgfw installed, in place: the nft set in one batch, the bpf backend's
- * map without reloading its programs.
+ * map without reloading its programs. And nft's rule commands (add,
+ * insert, replace and delete rule, flush chain) on the tables of the nft
+ * targets, in the same batch (nft/update.c); the bpf backend, whose rules
+ * are its programs, refuses them.
  *
  * The elements are compiled by nft in a shadow namespace (in a child
  * process, front/compile.c) where the sets are made again from their
@@ -82,16 +85,16 @@ static char *pass_text(const struct upd_cmds *u, bool del)
 {
 	char *t = malloc(u->rw.len + 1);
 	const struct rw_elem_cmd *c;
-	size_t i;
+	const struct rw_rule_cmd *rc;
 
 	if (!t)
 		return NULL;
 	memcpy(t, u->rw.text, u->rw.len + 1);
+	list_for_each_entry(rc, &u->rw.rule_cmds, list)
+		cgfw_rw_blank(t, rc->start, rc->end);
 	list_for_each_entry(c, &u->rw.elem_cmds, list) {
 		if (c->del != del) {
-			for (i = c->start; i < c->end; i++)
-				if (t[i] != '\n')
-					t[i] = ' ';
+			cgfw_rw_blank(t, c->start, c->end);
 		} else if (del) {
 			memcpy(t + c->start, "add   ", 6);	/* "delete" */
 		}
@@ -255,6 +258,110 @@ static int compile_pass(struct cgfw_ctx *ctx, struct upd_cmds *u, bool del)
 	return ret;
 }
 
+/* Is table @name held by any backend? */
+static int held_anywhere(struct cgfw_ctx *ctx, const char *name)
+{
+	const struct backend_ops *const *be;
+	struct backend_table *v;
+	size_t i, j, n, nv;
+	int ret;
+
+	be = cgfw_backends(&n);
+	for (i = 0; i < n; i++) {
+		ret = be[i]->tables(ctx, &v, &nv);
+		if (ret)
+			return ret;
+		for (j = 0; j < nv && strcmp(v[j].name, name); j++)
+			;
+		cgfw_backend_tables_free(v, nv);
+		if (j < nv)
+			return 0;
+	}
+	return -ENOENT;
+}
+
+static bool is_number(const char *s)
+{
+	if (!s || !*s)
+		return false;
+	while (*s >= '0' && *s <= '9')
+		s++;
+	return !*s;
+}
+
+/* What nft would refuse in a rule command, or cgfw cannot do, said here. */
+static int check_rule_cmd(struct cgfw_ctx *ctx, const struct upd_cmds *u,
+			  const struct rw_rule_cmd *rc)
+{
+	bool by_handle = rc->op == RW_RULE_REPLACE || rc->op == RW_RULE_DELETE;
+	bool stmts = rc->op != RW_RULE_DELETE && rc->op != RW_CHAIN_FLUSH;
+	const char *cmd = rc->op == RW_CHAIN_FLUSH ? "flush chain" :
+			  rc->op == RW_RULE_DELETE ? "delete rule" :
+			  rc->op == RW_RULE_REPLACE ? "replace rule" : "rule";
+
+	if (!strncmp(rc->chain, "cgfw_", 5)) {
+		cgfw_err_at(ctx, &u->src, &rc->loc,
+			    "chain names starting with 'cgfw_' are cgfw's own; name a chain of the table");
+		return -EINVAL;
+	}
+	if (rc->ref_word && !strcmp(rc->ref_word, "index")) {
+		cgfw_err_at(ctx, &u->src, &rc->ref_loc,
+			    "'index' is not taken here: place the rule by a neighbour's handle ('position N'); 'cgfw list -a %s' shows them",
+			    rc->table);
+		return -EINVAL;
+	}
+	if (rc->ref_word && (!is_number(rc->ref) ||
+			     (by_handle && strcmp(rc->ref_word, "handle")) ||
+			     rc->op == RW_CHAIN_FLUSH)) {
+		cgfw_err_at(ctx, &u->src, &rc->ref_loc,
+			    rc->op == RW_CHAIN_FLUSH ?
+			    "'flush chain' takes no '%s'" :
+			    "expected '%s' and a handle (a number); 'cgfw list -a TABLE' shows them",
+			    by_handle ? "handle" : rc->ref_word);
+		return -EINVAL;
+	}
+	if (by_handle && !rc->ref_word) {
+		cgfw_err_at(ctx, &u->src, &rc->loc,
+			    "'%s' needs the rule's handle: '%s cgroup %s %s handle N'; 'cgfw list -a %s' shows them",
+			    cmd, cmd, rc->table, rc->chain, rc->table);
+		return -EINVAL;
+	}
+	if (stmts != !!rc->text) {
+		cgfw_err_at(ctx, &u->src, rc->text ? &rc->text_loc : &rc->loc,
+			    stmts ? "the %s has no statements" :
+				    "'%s' takes nothing after the chain and handle",
+			    cmd);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The rule commands, checked; their tables must be installed. */
+static int check_rule_cmds(struct cgfw_ctx *ctx, const struct upd_cmds *u)
+{
+	const struct rw_rule_cmd *rc, *p;
+	int ret;
+
+	list_for_each_entry(rc, &u->rw.rule_cmds, list) {
+		ret = check_rule_cmd(ctx, u, rc);
+		if (ret)
+			return ret;
+		list_for_each_entry(p, &u->rw.rule_cmds, list)
+			if (p == rc || !strcmp(p->table, rc->table))
+				break;
+		if (p != rc)
+			continue;	/* its table is known */
+		ret = held_anywhere(ctx, rc->table);
+		if (ret == -ENOENT)
+			cgfw_err_at(ctx, &u->src, &rc->loc,
+				    "cgfw installed no table '%s'; 'cgfw list' shows what it has",
+				    rc->table);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 static void release(struct upd_cmds *u)
 {
 	struct upd_set *s, *sn;
@@ -290,7 +397,8 @@ static int update(struct cgfw_ctx *ctx, struct upd_cmds *u)
 	size_t i, n, k = 0;
 	int ret;
 
-	ret = collect_sets(ctx, u);
+	ret = check_rule_cmds(ctx, u);
+	ret = ret ? : collect_sets(ctx, u);
 	ret = ret ? : compile_pass(ctx, u, false);
 	ret = ret ? : compile_pass(ctx, u, true);
 	be = cgfw_backends(&n);
@@ -350,7 +458,7 @@ CGFW_API int cgfw_update(struct cgfw_ctx *ctx, const char *name,
 		goto out;
 	if (u.rw.has_other) {
 		cgfw_err_at(ctx, &u.src, &u.rw.other_loc,
-			    "cgfw update takes 'add element' and 'delete element' commands only; tables, chains and rules go through 'cgfw apply'");
+			    "cgfw update takes element commands ('add element', 'delete element') and rule commands ('add rule', 'insert rule', 'replace rule', 'delete rule', 'flush chain'); tables, chains, sets and objects go through 'cgfw apply'");
 		ret = -EINVAL;
 		goto out;
 	}

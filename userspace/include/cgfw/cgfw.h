@@ -373,16 +373,22 @@ struct cgfw_update_opts {
 #define cgfw_update_opts__last_field sz
 
 /**
- * cgfw_update() - add and delete elements of installed tables' sets
+ * cgfw_update() - change installed tables in place with nft's commands
  * @name: the file name used in messages
- * @buf: nft commands "add element cgroup TABLE SET { ... }" and
- *	"delete element cgroup TABLE SET { ... }", and nothing else
+ * @buf: nft commands: "add element cgroup TABLE SET { ... }" and
+ *	"delete element ..."; for tables of the nft backend also "add rule
+ *	cgroup TABLE CHAIN [position N] ...", "insert rule ...", "replace
+ *	rule ... handle N ...", "delete rule ... handle N" and "flush chain
+ *	cgroup TABLE CHAIN"; nothing else
  *
- * The elements are compiled by nft against the set's declaration. Each
- * backend that holds the table takes them in place: the nft set in one
- * transaction, the bpf backend's map without reloading its programs.
+ * The elements and statements are compiled by nft against the table as
+ * installed. The whole of @buf is one change: the nft backend takes it in
+ * one transaction, the bpf backend its elements in its maps without
+ * reloading its programs (put back if any part fails); it refuses rule
+ * commands, its rules being its programs.
  *
- * Return: 0, or -errno; -ENOENT if no table of that name has that set.
+ * Return: 0, or -errno; -ENOENT if no table of that name has that set or
+ * chain, -EOPNOTSUPP for rule commands on a table of the bpf backend.
  */
 CGFW_API int cgfw_update(struct cgfw_ctx *ctx, const char *name,
 			 const char *buf, size_t len,

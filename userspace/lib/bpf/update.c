@@ -255,6 +255,27 @@ static int set_map(const char *table, const char *set, int *fd, bool *meter)
 }
 
 /*
+ * Rule commands are refused for a table held here: its rules are compiled
+ * into its programs, which only an apply makes.
+ */
+static int refuse_rules(struct cgfw_ctx *ctx, const struct upd_cmds *u)
+{
+	const struct rw_rule_cmd *rc;
+	struct desc d;
+
+	list_for_each_entry(rc, &u->rw.rule_cmds, list) {
+		if (cgfw_bpf_running_desc(rc->table, &d))
+			continue;
+		cgfw_desc_release(&d);
+		cgfw_err_at(ctx, &u->src, &rc->loc,
+			    "table '%s' is held by the bpf backend, whose rules are compiled into its programs: change the table's file and run 'cgfw apply' again (rule commands are for tables of the nft backend)",
+			    rc->table);
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+/*
  * Deletions, then additions, map by map: each element goes in or out on
  * its own (a BPF map has no transactions), kept in the journal.
  */
@@ -262,8 +283,11 @@ int cgfw_bpf_update(struct cgfw_ctx *ctx, struct upd_cmds *u)
 {
 	const struct upd_set *s;
 	bool held = false, meter = false;
-	int fd, ret = 0;
+	int fd, ret;
 
+	ret = refuse_rules(ctx, u);
+	if (ret)
+		return ret;
 	list_for_each_entry(s, &u->sets, list) {
 		ret = set_map(s->table, s->set, &fd, &meter);
 		if (ret == -ENOENT)

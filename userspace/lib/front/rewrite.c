@@ -349,35 +349,43 @@ static char *rule_text(const char *s, size_t start, size_t end)
 	return out;
 }
 
-/* A rule of @c from @tok to the end of its statement, which it skips. */
-static void add_rule(struct lexer *lx, struct rw_chain *c,
-		     const struct token *tok)
+/* Rule @text (taken) of @c, at @loc. */
+static void push_rule(struct lexer *lx, struct rw_chain *c,
+		      const struct cgfw_loc *loc, char *text)
 {
 	struct rw_rule *p;
 
-	skip_statement(lx);
-	if (!c)
+	if (!text) {
+		lx->err = -ENOMEM;
 		return;
+	}
 	if (c->n_rules == c->cap_rules) {
 		size_t cap = c->cap_rules ? c->cap_rules * 2 : 16;
 
 		p = realloc(c->rules, cap * sizeof(*p));
 		if (!p) {
+			free(text);
 			lx->err = -ENOMEM;
 			return;
 		}
 		c->rules = p;
 		c->cap_rules = cap;
 	}
-	p = &c->rules[c->n_rules];
-	p->loc = tok->loc;
-	p->text = rule_text(lx->src->text, tok->off,
-			    lx->last_end > tok->off ? lx->last_end : tok->off);
-	if (!p->text) {
-		lx->err = -ENOMEM;
-		return;
-	}
-	c->n_rules++;
+	p = &c->rules[c->n_rules++];
+	p->loc = *loc;
+	p->text = text;
+}
+
+/* A rule of @c from @tok to the end of its statement, which it skips. */
+static void add_rule(struct lexer *lx, struct rw_chain *c,
+		     const struct token *tok)
+{
+	skip_statement(lx);
+	if (c)
+		push_rule(lx, c, &tok->loc,
+			  rule_text(lx->src->text, tok->off,
+				    lx->last_end > tok->off ? lx->last_end :
+							      tok->off));
 }
 
 /*
@@ -694,15 +702,108 @@ static void note_elem_cmd(struct lexer *lx, const struct token *cmd,
 	list_add_tail(&e->list, &lx->res->elem_cmds);
 }
 
+static const struct {
+	const char *cmd, *obj;
+	enum rw_rule_op op;
+} rule_ops[] = {
+	{ "add", "rule", RW_RULE_ADD },
+	{ "insert", "rule", RW_RULE_INSERT },
+	{ "replace", "rule", RW_RULE_REPLACE },
+	{ "delete", "rule", RW_RULE_DELETE },
+	{ "flush", "chain", RW_CHAIN_FLUSH },
+};
+
+/* Which rule command "@cmd @obj" is; -1: none. */
+static int rule_op(const struct lexer *lx, const struct token *cmd,
+		   const struct token *obj)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(rule_ops); i++)
+		if (tok_is(lx, cmd, rule_ops[i].cmd) &&
+		    tok_is(lx, obj, rule_ops[i].obj))
+			return rule_ops[i].op;
+	return -1;
+}
+
+static void free_rule_cmd(struct rw_rule_cmd *rc)
+{
+	free(rc->table);
+	free(rc->chain);
+	free(rc->ref);
+	free(rc->text);
+	free(rc);
+}
+
+/*
+ * A rule command from its chain's name on: "position|handle|index N",
+ * then the statements to the end, which it skips.
+ */
+static struct rw_rule_cmd *note_rule_cmd(struct lexer *lx,
+					 const struct token *cmd, int op,
+					 const struct token *table,
+					 const struct token *chain)
+{
+	static const char *const refs[] = { "position", "handle", "index" };
+	struct rw_rule_cmd *rc = calloc(1, sizeof(*rc));
+	struct token t, num;
+	size_t i;
+
+	if (!rc || !(rc->table = tok_name(lx, table)) ||
+	    !(rc->chain = tok_name(lx, chain)))
+		goto nomem;
+	rc->op = op;
+	rc->loc = cmd->loc;
+	rc->start = cmd->off;
+	t = peek(lx);
+	for (i = 0; i < ARRAY_SIZE(refs); i++)
+		if (tok_is(lx, &t, refs[i]))
+			rc->ref_word = refs[i];
+	if (rc->ref_word) {
+		next(lx);
+		num = peek(lx);
+		rc->ref_loc = t.loc;
+		rc->ref_start = t.off;
+		rc->ref_end = t.off + t.len;
+		if (num.type == T_WORD) {
+			next(lx);
+			rc->ref = tok_name(lx, &num);
+			if (!rc->ref)
+				goto nomem;
+			rc->ref_end = num.off + num.len;
+		}
+		t = peek(lx);
+	}
+	skip_statement(lx);
+	if (t.type == T_WORD || t.type == T_STRING) {
+		rc->text_loc = t.loc;
+		rc->text = rule_text(lx->src->text, t.off,
+				     lx->last_end > t.off ? lx->last_end : t.off);
+		if (!rc->text)
+			goto nomem;
+	}
+	rc->end = lx->has_peeked ? lx->peeked.off : lx->pos;
+	list_add_tail(&rc->list, &lx->res->rule_cmds);
+	return rc;
+nomem:
+	if (rc)
+		free_rule_cmd(rc);
+	lx->err = -ENOMEM;
+	return NULL;
+}
+
 /* "add|insert|... chain|rule|set|... cgroup TABLE ..." */
 static void parse_command(struct lexer *lx, const struct token *cmd)
 {
 	struct token obj = next(lx), name, chain, t;
+	struct rw_rule_cmd *rc;
 	struct rw_chain *c;
 	bool ordered;
 	char *tname;
+	int op;
 
-	if (!tok_is(lx, &obj, "element"))
+	op = rule_op(lx, cmd, &obj);
+	if (!tok_is(lx, &obj, "element") && op < 0)
 		note_other(lx, cmd);
 	if (tok_is(lx, &obj, "table")) {
 		parse_table(lx);
@@ -739,32 +840,26 @@ static void parse_command(struct lexer *lx, const struct token *cmd)
 		lx->err = lx->err ? : -ENOMEM;
 		return;
 	}
-	if (tok_is(lx, &obj, "chain")) {
-		if (peek(lx).type == T_LBRACE) {
-			next(lx);
-			parse_chain_body(lx, c);
-		} else {
-			skip_statement(lx);
-		}
-		return;
-	}
-	/* a rule: appended in order unless placed explicitly */
-	ordered = tok_is(lx, cmd, "add");
+	/* a rule in order, for apply; placed ones make the order unknown */
 	t = peek(lx);
-	if (tok_is(lx, &t, "position") || tok_is(lx, &t, "handle") ||
-	    tok_is(lx, &t, "index"))
-		ordered = false;
-	if (!tok_is(lx, cmd, "add") && !tok_is(lx, cmd, "insert") &&
-	    !tok_is(lx, cmd, "replace") && !tok_is(lx, cmd, "create")) {
-		skip_statement(lx);	/* delete, list, reset ... */
+	ordered = op == RW_RULE_ADD && !tok_is(lx, &t, "position") &&
+		  !tok_is(lx, &t, "handle") && !tok_is(lx, &t, "index");
+	if (op == RW_RULE_ADD || op == RW_RULE_INSERT ||
+	    op == RW_RULE_REPLACE)
+		c->order_unknown |= !ordered;
+	if (op >= 0) {
+		rc = note_rule_cmd(lx, cmd, op, &name, &chain);
+		if (rc && ordered)
+			push_rule(lx, c, &t.loc,
+				  strdup(rc->text ? rc->text : ""));
 		return;
 	}
-	if (ordered) {
-		add_rule(lx, c, &t);
-	} else {
-		c->order_unknown = true;
-		skip_statement(lx);
+	if (tok_is(lx, &obj, "chain") && peek(lx).type == T_LBRACE) {
+		next(lx);
+		parse_chain_body(lx, c);
+		return;
 	}
+	skip_statement(lx);
 }
 
 static const char *const commands[] = {
@@ -820,6 +915,7 @@ void cgfw_rw_result_release(struct rw_result *rw)
 	struct rw_table *t, *tn;
 	struct rw_chain *c, *cn;
 	struct rw_elem_cmd *e, *en;
+	struct rw_rule_cmd *r, *rn;
 	size_t i;
 
 	if (!rw->tables.next)
@@ -834,6 +930,8 @@ void cgfw_rw_result_release(struct rw_result *rw)
 		free(e->set);
 		free(e);
 	}
+	list_for_each_entry_safe(r, rn, &rw->rule_cmds, list)
+		free_rule_cmd(r);
 	list_for_each_entry_safe(t, tn, &rw->tables, list) {
 		free(t->name);
 		free(t);
@@ -851,6 +949,40 @@ void cgfw_rw_result_release(struct rw_result *rw)
 	memset(rw, 0, sizeof(*rw));
 }
 
+void cgfw_rw_blank(char *text, size_t start, size_t end)
+{
+	for (; start < end; start++)
+		if (text[start] != '\n')
+			text[start] = ' ';
+}
+
+char *cgfw_rw_rules_text(const struct rw_result *rw, const char *table)
+{
+	char *t = malloc(rw->len + 1);
+	const struct rw_elem_cmd *e;
+	const struct rw_rule_cmd *rc;
+	size_t n;
+
+	if (!t)
+		return NULL;
+	memcpy(t, rw->text, rw->len + 1);
+	list_for_each_entry(e, &rw->elem_cmds, list)
+		cgfw_rw_blank(t, e->start, e->end);
+	list_for_each_entry(rc, &rw->rule_cmds, list) {
+		if (!rc->text || strcmp(rc->table, table)) {
+			cgfw_rw_blank(t, rc->start, rc->end);
+			continue;
+		}
+		/* "insert" or "replace" becomes "add", padded */
+		n = strcspn(t + rc->start, " \t\n");
+		cgfw_rw_blank(t, rc->start, rc->start + n);
+		memcpy(t + rc->start, "add", 3);
+		if (rc->ref_word)
+			cgfw_rw_blank(t, rc->ref_start, rc->ref_end);
+	}
+	return t;
+}
+
 int cgfw_rewrite(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 		 struct rw_result *out)
 {
@@ -865,6 +997,7 @@ int cgfw_rewrite(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 	list_init(&out->tables);
 	list_init(&out->chains);
 	list_init(&out->elem_cmds);
+	list_init(&out->rule_cmds);
 	out->text = malloc(src->len + 1);
 	if (!out->text)
 		return -ENOMEM;

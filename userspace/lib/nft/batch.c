@@ -1127,3 +1127,177 @@ int cgfw_nft_build(struct cgfw_ctx *ctx, const struct nft_target *tg,
 	free(b.anon);
 	return ret;
 }
+
+/* ---- rule commands (cgfw update) ---- */
+
+static const struct nft_target shadow_tg = {
+	.backend = "shadow", .family = NFPROTO_INET, .family_name = "inet",
+	.prefix = "",
+};
+
+int cgfw_nft_build_shadow(struct cgfw_ctx *ctx, const struct ir_table *inst,
+			  const char *name, struct cgfw_nl_batch *nb)
+{
+	struct build b = { .tg = &shadow_tg, .ctx = ctx, .nb = nb };
+	const struct ir_chain *c;
+	const struct ir_set *s;
+	const struct ir_obj *o;
+	struct nlmsghdr *nlh;
+
+	snprintf(b.kname, sizeof(b.kname), "%s", name);
+	nlh = cgfw_nl_batch_next(nb, NFT_MSG_NEWTABLE, NFPROTO_INET,
+				 NLM_F_CREATE, NULL, "the table");
+	if (nlh) {
+		mnl_attr_put_strz(nlh, NFTA_TABLE_NAME, name);
+		cgfw_nl_batch_done(nb);
+	}
+	list_for_each_entry(c, &inst->chains, list)
+		emit_chain(&b, c, c->name);
+	list_for_each_entry(o, &inst->objs, list)
+		emit_obj(&b, o);
+	list_for_each_entry(s, &inst->sets, list)
+		if (!s->anonymous)
+			emit_set(&b, s);
+	free(b.anon);
+	return b.err ? : nb->err;
+}
+
+/* Where each chain's next compiled rule is. */
+struct rule_cursor {
+	const struct ir_chain *chain;
+	const struct list_head *at;
+};
+
+/* The next rule nft compiled for chain @name of @shadow; NULL: none. */
+static const struct ir_rule *next_compiled(struct rule_cursor *cur, size_t n,
+					   const struct ir_table *shadow,
+					   const char *name)
+{
+	const struct ir_chain *c;
+	size_t i;
+
+	for (i = 0; i < n && cur[i].chain; i++)
+		if (!strcmp(cur[i].chain->name, name))
+			break;
+	if (i == n)
+		return NULL;
+	if (!cur[i].chain) {
+		c = cgfw_ir_find_chain(shadow, name);
+		if (!c)
+			return NULL;
+		cur[i].chain = c;
+		cur[i].at = &c->rules;
+	}
+	cur[i].at = cur[i].at->next;
+	if (cur[i].at == &cur[i].chain->rules)
+		return NULL;
+	return list_entry(cur[i].at, struct ir_rule, list);
+}
+
+static const char *const rule_cmd_what[] = {
+	[RW_RULE_ADD] = "the rule, or the rule it is placed after",
+	[RW_RULE_INSERT] = "the rule, or the rule it is placed before",
+	[RW_RULE_REPLACE] = "the rule, or the handle of the rule it replaces",
+	[RW_RULE_DELETE] = "the deletion of the rule with that handle",
+	[RW_CHAIN_FLUSH] = "the flush of the chain",
+};
+
+/* One rule command into @b's batch; @r: its statements, as compiled. */
+static void emit_rule_cmd(struct build *b, const struct rw_rule_cmd *rc,
+			  const struct ir_rule *r)
+{
+	uint16_t type = NFT_MSG_NEWRULE, flags = NLM_F_CREATE;
+	uint64_t ref = rc->ref ? strtoull(rc->ref, NULL, 10) : 0;
+	struct nftnl_rule *nr;
+	struct nlmsghdr *nlh;
+
+	nr = r ? rule_clone(b, r->nl) : nftnl_rule_alloc();
+	if (!nr) {
+		build_error(b, -ENOMEM);
+		return;
+	}
+	if (r)
+		rule_udata(b, nr, rc->text);
+	nftnl_rule_set_str(nr, NFTNL_RULE_TABLE, b->kname);
+	nftnl_rule_set_str(nr, NFTNL_RULE_CHAIN, rc->chain);
+	nftnl_rule_set_u32(nr, NFTNL_RULE_FAMILY, b->tg->family);
+	nftnl_rule_unset(nr, NFTNL_RULE_HANDLE);
+	nftnl_rule_unset(nr, NFTNL_RULE_POSITION);
+	switch (rc->op) {
+	case RW_RULE_ADD:
+		flags |= NLM_F_APPEND;
+		/* fall through */
+	case RW_RULE_INSERT:
+		if (rc->ref)
+			nftnl_rule_set_u64(nr, NFTNL_RULE_POSITION, ref);
+		break;
+	case RW_RULE_REPLACE:
+		flags = NLM_F_REPLACE;
+		nftnl_rule_set_u64(nr, NFTNL_RULE_HANDLE, ref);
+		break;
+	case RW_RULE_DELETE:
+		nftnl_rule_set_u64(nr, NFTNL_RULE_HANDLE, ref);
+		/* fall through */
+	case RW_CHAIN_FLUSH:
+		type = NFT_MSG_DELRULE;
+		flags = 0;
+		break;
+	}
+	nlh = cgfw_nl_batch_next(b->nb, type, b->tg->family, flags,
+				 r ? &rc->text_loc : &rc->loc,
+				 rule_cmd_what[rc->op]);
+	if (nlh) {
+		nftnl_rule_nlmsg_build_payload(nlh, nr);
+		cgfw_nl_batch_done(b->nb);
+	}
+	nftnl_rule_free(nr);
+}
+
+int cgfw_nft_build_rule_cmds(struct cgfw_ctx *ctx, const struct nft_target *tg,
+			     const struct rw_result *rw, const char *table,
+			     const struct ir_table *shadow,
+			     struct cgfw_nl_batch *nb)
+{
+	struct build b = { .tg = tg, .ctx = ctx, .nb = nb };
+	const struct rw_rule_cmd *rc;
+	struct rule_cursor *cur;
+	const struct ir_rule *r;
+	const struct ir_chain *c;
+	const struct ir_set *s;
+	size_t n = 0;
+
+	snprintf(b.kname, sizeof(b.kname), "%s%s", tg->prefix, table);
+	list_for_each_entry(c, &shadow->chains, list)
+		n++;
+	cur = calloc(n + 1, sizeof(*cur));
+	b.scratch = malloc(SCRATCH_SIZE);
+	if (!cur || !b.scratch) {
+		free(cur);
+		free(b.scratch);
+		return -ENOMEM;
+	}
+	/* the anonymous sets of the new rules, first */
+	list_for_each_entry(s, &shadow->sets, list)
+		if (s->anonymous)
+			emit_set(&b, s);
+	list_for_each_entry(rc, &rw->rule_cmds, list) {
+		if (b.err || strcmp(rc->table, table))
+			continue;
+		r = NULL;
+		if (rc->text) {
+			r = next_compiled(cur, n, shadow, rc->chain);
+			if (!r) {
+				build_error(&b, -EPROTO);
+				break;
+			}
+		}
+		emit_rule_cmd(&b, rc, r);
+	}
+	if (b.err == -EPROTO)
+		cgfw_err(ctx, "nft compiled fewer rules for table '%s' than its commands have; nothing was changed",
+			 table);
+	free(cur);
+	free(b.scratch);
+	free(b.anon);
+	return b.err ? : nb->err;
+}

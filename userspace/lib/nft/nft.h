@@ -175,9 +175,30 @@ int cgfw_nft_read_installed(struct cgfw_ctx *ctx, const struct nft_target *tg,
 int cgfw_nft_generation(struct cgfw_ctx *ctx, const struct nft_target *tg,
 			const char *name, uint64_t *gen);
 
-/* Element commands for the tables this target holds; -ENOENT: none. */
+/*
+ * Element and rule commands for the tables this target holds, in one
+ * batch; -ENOENT: none.
+ */
 int cgfw_nft_update(struct cgfw_ctx *ctx, const struct nft_target *tg,
 		    const struct upd_cmds *u);
+
+/*
+ * For the rule commands of cgfw update: the shadow's table @name (family
+ * inet) with installed table @inst's chains (no hooks, no rules), named
+ * objects and named sets (no elements), for nft to compile the commands'
+ * statements against.
+ */
+int cgfw_nft_build_shadow(struct cgfw_ctx *ctx, const struct ir_table *inst,
+			  const char *name, struct cgfw_nl_batch *nb);
+/*
+ * The rule commands of @rw for the user's table @table into @nb, for
+ * @tg's table: the statements as nft compiled them into @shadow's chains,
+ * in order, with their anonymous sets.
+ */
+int cgfw_nft_build_rule_cmds(struct cgfw_ctx *ctx, const struct nft_target *tg,
+			     const struct rw_result *rw, const char *table,
+			     const struct ir_table *shadow,
+			     struct cgfw_nl_batch *nb);
 
 /* Can this kernel hold an nf_tables table of @family (and a socket rule)? */
 bool cgfw_nft_probe_table(struct cgfw_ctx *ctx, uint16_t family,

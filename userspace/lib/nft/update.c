@@ -2,7 +2,8 @@
 /*
  * "cgfw update" for the nft targets: the elements nft compiled in the
  * shadow namespace (update.c), deleted from and added to the installed
- * sets in one batch.
+ * sets, and the rule commands, their statements compiled here against
+ * the installed table, in one batch.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include <libnftnl/set.h>
 #include <linux/netfilter/nf_tables.h>
 
+#include "front/compile.h"
 #include "nft/nft.h"
 
 static bool zero_key(const void *key, uint32_t len)
@@ -110,6 +112,86 @@ err:
 	return NULL;
 }
 
+/*
+ * The statements of table @table's rule commands, compiled by nft in a
+ * shadow made from the installed table (@inst, read here): into @out.
+ */
+static int compile_rules(struct cgfw_ctx *ctx, const struct nft_target *tg,
+			 const struct upd_cmds *u, const char *table,
+			 struct cgfw_ruleset *inst, struct cgfw_ruleset *out)
+{
+	struct shadow_job job = { .len = u->rw.len };
+	const struct rw_rule_cmd *rc;
+	struct cgfw_nl_batch nb = { 0 };
+	const struct ir_table *it;
+	bool any = false;
+	int ret;
+
+	ret = cgfw_nft_read_ir(ctx, tg, table, false, inst);
+	if (ret)
+		return ret;
+	it = list_entry(inst->tables.next, struct ir_table, list);
+	list_for_each_entry(rc, &u->rw.rule_cmds, list) {
+		if (strcmp(rc->table, table))
+			continue;
+		if (!cgfw_ir_find_chain(it, rc->chain)) {
+			cgfw_err_at(ctx, &u->src, &rc->loc,
+				    "table '%s' has no chain '%s'; chains are made by 'cgfw apply'",
+				    table, rc->chain);
+			return -ENOENT;
+		}
+		any |= rc->text != NULL;
+	}
+	if (!any)
+		return 0;
+	ret = cgfw_nl_batch_init(&nb);
+	ret = ret ? : cgfw_nft_build_shadow(ctx, it, table, &nb);
+	job.setup = &nb;
+	job.text = ret ? NULL : cgfw_rw_rules_text(&u->rw, table);
+	if (!ret && !job.text)
+		ret = -ENOMEM;
+	ret = ret ? : cgfw_shadow_compile(ctx, &u->src, &job, out);
+	free((char *)job.text);
+	cgfw_nl_batch_release(&nb);
+	return ret;
+}
+
+/* The rule commands for table @table into @nb. */
+static int rule_cmds(struct cgfw_ctx *ctx, const struct nft_target *tg,
+		     const struct upd_cmds *u, const char *table,
+		     struct cgfw_nl_batch *nb)
+{
+	struct cgfw_ruleset inst = { .src = u->src }, shadow = { .src = u->src };
+	static struct ir_table none;
+	const struct ir_table *st;
+	int ret;
+
+	cgfw_ir_init(&inst);
+	cgfw_ir_init(&shadow);
+	list_init(&none.chains);
+	list_init(&none.sets);
+	list_init(&none.objs);
+	ret = compile_rules(ctx, tg, u, table, &inst, &shadow);
+	st = ret ? NULL : cgfw_ir_find_table(&shadow, table);
+	ret = ret ? : cgfw_nft_build_rule_cmds(ctx, tg, &u->rw, table,
+					       st ? st : &none, nb);
+	cgfw_ir_release(&inst);
+	cgfw_ir_release(&shadow);
+	return ret;
+}
+
+/* Is @rc the first rule command naming its table? */
+static bool first_of_table(const struct upd_cmds *u,
+			   const struct rw_rule_cmd *rc)
+{
+	const struct rw_rule_cmd *p;
+
+	list_for_each_entry(p, &u->rw.rule_cmds, list)
+		if (p == rc || !strcmp(p->table, rc->table))
+			break;
+	return p == rc;
+}
+
 /* The elements nft compiled, into the sets of @tg's tables: one batch. */
 int cgfw_nft_update(struct cgfw_ctx *ctx, const struct nft_target *tg,
 		    const struct upd_cmds *u)
@@ -117,6 +199,7 @@ int cgfw_nft_update(struct cgfw_ctx *ctx, const struct nft_target *tg,
 	char kname[NFT_NAME_MAXLEN + 8];
 	struct nftnl_set_elems_iter *it;
 	struct nftnl_set *v[2], *elems;
+	const struct rw_rule_cmd *rc;
 	const struct upd_set *us;
 	struct cgfw_nl_batch nb;
 	struct mnl_socket *nl;
@@ -167,6 +250,17 @@ int cgfw_nft_update(struct cgfw_ctx *ctx, const struct nft_target *tg,
 			nftnl_set_elems_iter_destroy(it);
 			nftnl_set_free(elems);
 		}
+		n++;
+	}
+	/* then the rule commands, table by table */
+	list_for_each_entry(rc, &u->rw.rule_cmds, list) {
+		if (!first_of_table(u, rc) ||
+		    cgfw_nft_generation(ctx, tg, rc->table, &gen))
+			continue;
+		cgfw_ctx_reset(ctx);
+		ret = rule_cmds(ctx, tg, u, rc->table, &nb);
+		if (ret)
+			goto out;
 		n++;
 	}
 	cgfw_ctx_reset(ctx);	/* a table not held here is no error */
