@@ -27,14 +27,14 @@ EOT
 handle() { "$CGFW" list -a rc | sed -n "s/.*$1 # handle \([0-9]*\)\$/\1/p"; }
 upd() { printf '%s\n' "$@" > "$work/u.nft"; "$CGFW" update "$work/u.nft"; }
 # refused TEXT PATTERN: cgfw update of TEXT fails, saying PATTERN, and
-# the table lists as it did
+# every table lists as it did
 refused() {
 	local before
-	before=$("$CGFW" list -a rc)
+	before=$("$CGFW" list -a)
 	printf '%s\n' "$1" > "$work/u.nft"
 	! "$CGFW" update "$work/u.nft" 2> "$work/u.err" &&
 		grep -q "$2" "$work/u.err" &&
-		[ "$("$CGFW" list -a rc)" = "$before" ] ||
+		[ "$("$CGFW" list -a)" = "$before" ] ||
 		{ cat "$work/u.err"; false; }
 }
 verdicts() {	# the outcome of a datagram to each port, "p" or "d"
@@ -109,12 +109,33 @@ add rule cgroup rc out udp dport 70000 drop" 'u.nft:2:[0-9-]*: Error: .*range'
 		bash -c "[ \"\$('$CGFW' list rc | grep -c 'udp dport')\" = 2 ]"
 	check "$b: delete takes the table" "$CGFW" delete rc
 done
-check "bpf: the table applies" "$CGFW" apply -b bpf "$work/t.nft"
+sed 's/table cgroup rc/table cgroup rb/' "$work/t.nft" > "$work/tb.nft"
+check "bpf: the table applies (as rb), and rc with nft-emulated" \
+	bash -c "'$CGFW' apply -b bpf '$work/tb.nft' && '$CGFW' apply -b nft-emulated '$work/t.nft'"
 check "bpf: rule commands are refused, with what to do, and nothing changes" \
-	refused "add rule cgroup rc out udp dport 9302 drop" \
-	"u.nft:1:1-3: Error: table 'rc' is held by the bpf backend, whose rules are compiled into its programs: change the table's file and run 'cgfw apply' again"
+	refused "add rule cgroup rb out udp dport 9302 drop" \
+	"u.nft:1:1-3: Error: table 'rb' is held by the bpf backend, whose rules are compiled into its programs: change the table's file and run 'cgfw apply' again"
+check "an element for bpf's table and a rule that fails on nft's: nothing changes in either" \
+	refused "add element cgroup rb deny { 9308 }
+delete rule cgroup rc out handle 999999" \
+	'u.nft:2:1-6: Error: the kernel refused the deletion of the rule with that handle'
+v=$(verdicts 9308)
+check "... a datagram to 9308 passes: the element was taken out of bpf's map again ($v)" \
+	test "$v" = p
 check "a table cgfw did not install, at its place" \
 	refused "add rule cgroup nosuch out udp dport 1 drop" \
 	"u.nft:1:1-3: Error: cgfw installed no table 'nosuch'"
+check "a rule command without its chain, at its place" \
+	refused "flush chain cgroup rc" \
+	"u.nft:1:22: Error: expected a chain name after table 'rc'"
+if "$CGFW" status | grep -q '^nft cgroup family (native): *yes$'; then
+	sed 's/table cgroup rc/table cgroup rn/' "$work/t.nft" > "$work/tn.nft"
+	"$CGFW" delete rb
+	check "nft-native: a third table, rn" "$CGFW" apply -b nft-native "$work/tn.nft"
+	check "tables of the two nft targets in one update: refused, as they cannot change together" \
+		refused "add rule cgroup rc out udp dport 9302 drop
+add rule cgroup rn out udp dport 9302 drop" \
+		"Error: table 'r[cn]' is held by nft-[a-z]* and table 'r[cn]' by nft-[a-z]*, which cannot change in one transaction: update them in two files"
+fi
 "$CGFW" flush
 exit $fail

@@ -30,6 +30,9 @@ struct backend_table {
 	struct cgfw_apply_info made_by;
 };
 
+/* backend_ops.update: none of the tables named is held here */
+#define CGFW_NOT_HELD	1
+
 struct backend_ops {
 	const char *name;
 	uint16_t nft_family;	/* an nf_tables target's family; 0: not one */
@@ -86,7 +89,9 @@ struct backend_ops {
 	int (*set_object)(struct cgfw_ctx *ctx, const char *table,
 			  const char *set, struct nftnl_set **out);
 	/*
-	 * Element changes to the tables it holds; -ENOENT: none of them.
+	 * Element and rule changes to the tables it holds: 0, -errno, or
+	 * CGFW_NOT_HELD if it holds none of them (an error of the change,
+	 * -ENOENT included, is an error).
 	 * A backend whose changes are not one transaction keeps what it
 	 * changed in u->journal and has update_end(): @undo puts every
 	 * change back (a failure of its own, or of a later backend), else

@@ -258,26 +258,68 @@ static int compile_pass(struct cgfw_ctx *ctx, struct upd_cmds *u, bool del)
 	return ret;
 }
 
-/* Is table @name held by any backend? */
-static int held_anywhere(struct cgfw_ctx *ctx, const char *name)
+/* Does a command of @u name table @name? */
+static bool named(const struct upd_cmds *u, const char *name)
 {
-	const struct backend_ops *const *be;
-	struct backend_table *v;
+	const struct rw_rule_cmd *rc;
+	const struct rw_elem_cmd *ec;
+
+	list_for_each_entry(rc, &u->rw.rule_cmds, list)
+		if (!strcmp(rc->table, name))
+			return true;
+	list_for_each_entry(ec, &u->rw.elem_cmds, list)
+		if (!strcmp(ec->table, name))
+			return true;
+	return false;
+}
+
+/*
+ * The tables the commands name, and the backends holding them: at most
+ * one nft target (each commits a transaction of its own, so two could
+ * not change together); the tables held into *@held (malloc()ed).
+ */
+static int holders(struct cgfw_ctx *ctx, const struct upd_cmds *u,
+		   struct backend_table **held, size_t *n_held)
+{
+	const struct backend_ops *const *be, *nft = NULL;
+	struct backend_table *v, *nh;
+	const char *first = NULL;
 	size_t i, j, n, nv;
-	int ret;
+	int ret = 0;
 
 	be = cgfw_backends(&n);
-	for (i = 0; i < n; i++) {
+	for (i = 0; !ret && i < n; i++) {
 		ret = be[i]->tables(ctx, &v, &nv);
-		if (ret)
-			return ret;
-		for (j = 0; j < nv && strcmp(v[j].name, name); j++)
-			;
+		if (ret == -EOPNOTSUPP || ret == -EPROTONOSUPPORT ||
+		    ret == -EAFNOSUPPORT) {
+			ret = 0;
+			continue;	/* a family this kernel lacks */
+		}
+		for (j = 0; !ret && j < nv; j++) {
+			if (!named(u, v[j].name))
+				continue;
+			if (be[i]->nft_family && nft && nft != be[i]) {
+				cgfw_err(ctx, "table '%s' is held by %s and table '%s' by %s, which cannot change in one transaction: update them in two files",
+					 first, nft->name, v[j].name, be[i]->name);
+				ret = -EINVAL;
+				break;
+			}
+			if (be[i]->nft_family && !nft) {
+				nft = be[i];
+				first = v[j].name;	/* moved to *held below */
+			}
+			nh = realloc(*held, (*n_held + 1) * sizeof(*nh));
+			if (!nh) {
+				ret = -ENOMEM;
+				break;
+			}
+			*held = nh;
+			nh[(*n_held)++] = v[j];
+			v[j].name = NULL;	/* now *held's */
+		}
 		cgfw_backend_tables_free(v, nv);
-		if (j < nv)
-			return 0;
 	}
-	return -ENOENT;
+	return ret;
 }
 
 static bool is_number(const char *s)
@@ -336,30 +378,37 @@ static int check_rule_cmd(struct cgfw_ctx *ctx, const struct upd_cmds *u,
 	return 0;
 }
 
-/* The rule commands, checked; their tables must be installed. */
+/*
+ * The rule commands, checked; their tables must be installed, and the
+ * tables named held by one nft target at most.
+ */
 static int check_rule_cmds(struct cgfw_ctx *ctx, const struct upd_cmds *u)
 {
-	const struct rw_rule_cmd *rc, *p;
-	int ret;
+	struct backend_table *held = NULL;
+	const struct rw_rule_cmd *rc;
+	size_t i, n_held = 0;
+	int ret = 0;
 
 	list_for_each_entry(rc, &u->rw.rule_cmds, list) {
 		ret = check_rule_cmd(ctx, u, rc);
 		if (ret)
 			return ret;
-		list_for_each_entry(p, &u->rw.rule_cmds, list)
-			if (p == rc || !strcmp(p->table, rc->table))
-				break;
-		if (p != rc)
-			continue;	/* its table is known */
-		ret = held_anywhere(ctx, rc->table);
-		if (ret == -ENOENT)
+	}
+	ret = holders(ctx, u, &held, &n_held);
+	list_for_each_entry(rc, &u->rw.rule_cmds, list) {
+		if (ret)
+			break;
+		for (i = 0; i < n_held && strcmp(held[i].name, rc->table); i++)
+			;
+		if (i == n_held) {
 			cgfw_err_at(ctx, &u->src, &rc->loc,
 				    "cgfw installed no table '%s'; 'cgfw list' shows what it has",
 				    rc->table);
-		if (ret)
-			return ret;
+			ret = -ENOENT;
+		}
 	}
-	return 0;
+	cgfw_backend_tables_free(held, n_held);
+	return ret;
 }
 
 static void release(struct upd_cmds *u)
@@ -411,7 +460,7 @@ static int update(struct cgfw_ctx *ctx, struct upd_cmds *u)
 	for (i = 0; !ret && i < k; i++) {
 		ret = order[i]->update(ctx, u);
 		found |= !ret;
-		if (ret == -ENOENT)
+		if (ret == CGFW_NOT_HELD)
 			ret = 0;
 	}
 	if (!ret && !found) {

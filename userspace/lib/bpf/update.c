@@ -307,5 +307,5 @@ int cgfw_bpf_update(struct cgfw_ctx *ctx, struct upd_cmds *u)
 		if (ret)
 			return ret;
 	}
-	return held ? 0 : -ENOENT;
+	return held ? 0 : CGFW_NOT_HELD;
 }

@@ -828,11 +828,17 @@ static void parse_command(struct lexer *lx, const struct token *cmd)
 		skip_statement(lx);
 		return;
 	}
-	chain = next(lx);
+	chain = peek(lx);
 	if (chain.type != T_WORD && chain.type != T_STRING) {
+		if (op >= 0)
+			lex_error(lx, chain.type == T_EOF ? &cmd->loc :
+							    &chain.loc,
+				  "expected a chain name after table '%.*s'",
+				  (int)name.len, lx->src->text + name.off);
 		skip_statement(lx);
 		return;
 	}
+	next(lx);
 	tname = tok_name(lx, &name);
 	c = tname ? get_chain(lx, tname, &chain) : NULL;
 	free(tname);

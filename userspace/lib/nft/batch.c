@@ -1228,7 +1228,7 @@ static void emit_rule_cmd(struct build *b, const struct rw_rule_cmd *rc,
 		flags |= NLM_F_APPEND;
 		/* fall through */
 	case RW_RULE_INSERT:
-		if (rc->ref)
+		if (ref)	/* 0: none, as nft takes it */
 			nftnl_rule_set_u64(nr, NFTNL_RULE_POSITION, ref);
 		break;
 	case RW_RULE_REPLACE:
@@ -1256,9 +1256,11 @@ static void emit_rule_cmd(struct build *b, const struct rw_rule_cmd *rc,
 int cgfw_nft_build_rule_cmds(struct cgfw_ctx *ctx, const struct nft_target *tg,
 			     const struct rw_result *rw, const char *table,
 			     const struct ir_table *shadow,
-			     struct cgfw_nl_batch *nb)
+			     struct cgfw_nl_batch *nb, uint32_t *set_id)
 {
-	struct build b = { .tg = tg, .ctx = ctx, .nb = nb };
+	struct build b = {
+		.tg = tg, .ctx = ctx, .nb = nb, .next_set_id = *set_id,
+	};
 	const struct rw_rule_cmd *rc;
 	struct rule_cursor *cur;
 	const struct ir_rule *r;
@@ -1296,6 +1298,7 @@ int cgfw_nft_build_rule_cmds(struct cgfw_ctx *ctx, const struct nft_target *tg,
 	if (b.err == -EPROTO)
 		cgfw_err(ctx, "nft compiled fewer rules for table '%s' than its commands have; nothing was changed",
 			 table);
+	*set_id = b.next_set_id;
 	free(cur);
 	free(b.scratch);
 	free(b.anon);

@@ -177,7 +177,7 @@ int cgfw_nft_generation(struct cgfw_ctx *ctx, const struct nft_target *tg,
 
 /*
  * Element and rule commands for the tables this target holds, in one
- * batch; -ENOENT: none.
+ * batch; CGFW_NOT_HELD: none.
  */
 int cgfw_nft_update(struct cgfw_ctx *ctx, const struct nft_target *tg,
 		    const struct upd_cmds *u);
@@ -193,12 +193,13 @@ int cgfw_nft_build_shadow(struct cgfw_ctx *ctx, const struct ir_table *inst,
 /*
  * The rule commands of @rw for the user's table @table into @nb, for
  * @tg's table: the statements as nft compiled them into @shadow's chains,
- * in order, with their anonymous sets.
+ * in order, with their anonymous sets (their ids in the batch after
+ * *@set_id, which is moved on).
  */
 int cgfw_nft_build_rule_cmds(struct cgfw_ctx *ctx, const struct nft_target *tg,
 			     const struct rw_result *rw, const char *table,
 			     const struct ir_table *shadow,
-			     struct cgfw_nl_batch *nb);
+			     struct cgfw_nl_batch *nb, uint32_t *set_id);
 
 /* Can this kernel hold an nf_tables table of @family (and a socket rule)? */
 bool cgfw_nft_probe_table(struct cgfw_ctx *ctx, uint16_t family,

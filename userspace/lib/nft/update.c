@@ -159,7 +159,7 @@ static int compile_rules(struct cgfw_ctx *ctx, const struct nft_target *tg,
 /* The rule commands for table @table into @nb. */
 static int rule_cmds(struct cgfw_ctx *ctx, const struct nft_target *tg,
 		     const struct upd_cmds *u, const char *table,
-		     struct cgfw_nl_batch *nb)
+		     struct cgfw_nl_batch *nb, uint32_t *set_id)
 {
 	struct cgfw_ruleset inst = { .src = u->src }, shadow = { .src = u->src };
 	static struct ir_table none;
@@ -174,7 +174,7 @@ static int rule_cmds(struct cgfw_ctx *ctx, const struct nft_target *tg,
 	ret = compile_rules(ctx, tg, u, table, &inst, &shadow);
 	st = ret ? NULL : cgfw_ir_find_table(&shadow, table);
 	ret = ret ? : cgfw_nft_build_rule_cmds(ctx, tg, &u->rw, table,
-					       st ? st : &none, nb);
+					       st ? st : &none, nb, set_id);
 	cgfw_ir_release(&inst);
 	cgfw_ir_release(&shadow);
 	return ret;
@@ -204,6 +204,7 @@ int cgfw_nft_update(struct cgfw_ctx *ctx, const struct nft_target *tg,
 	struct cgfw_nl_batch nb;
 	struct mnl_socket *nl;
 	struct nlmsghdr *nlh;
+	uint32_t set_id = 0;	/* anonymous sets' ids, across tables */
 	size_t n = 0, i;
 	uint64_t gen;
 	int more, ret;
@@ -258,13 +259,13 @@ int cgfw_nft_update(struct cgfw_ctx *ctx, const struct nft_target *tg,
 		    cgfw_nft_generation(ctx, tg, rc->table, &gen))
 			continue;
 		cgfw_ctx_reset(ctx);
-		ret = rule_cmds(ctx, tg, u, rc->table, &nb);
+		ret = rule_cmds(ctx, tg, u, rc->table, &nb, &set_id);
 		if (ret)
 			goto out;
 		n++;
 	}
 	cgfw_ctx_reset(ctx);	/* a table not held here is no error */
-	ret = n ? cgfw_nl_batch_commit(ctx, nl, &nb, &u->src) : -ENOENT;
+	ret = n ? cgfw_nl_batch_commit(ctx, nl, &nb, &u->src) : CGFW_NOT_HELD;
 	cgfw_nft_held_hint(ctx, ret);
 out:
 	cgfw_nl_batch_release(&nb);
