@@ -93,11 +93,10 @@ static char *pass_text(const struct upd_cmds *u, bool del)
 	list_for_each_entry(rc, &u->rw.rule_cmds, list)
 		cgfw_rw_blank(t, rc->start, rc->end);
 	list_for_each_entry(c, &u->rw.elem_cmds, list) {
-		if (c->del != del) {
+		if (c->del != del)
 			cgfw_rw_blank(t, c->start, c->end);
-		} else if (del) {
+		else if (del)
 			memcpy(t + c->start, "add   ", 6);	/* "delete" */
-		}
 	}
 	return t;
 }

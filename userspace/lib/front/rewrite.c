@@ -749,8 +749,11 @@ static struct rw_rule_cmd *note_rule_cmd(struct lexer *lx,
 	struct token t, num;
 	size_t i;
 
-	if (!rc || !(rc->table = tok_name(lx, table)) ||
-	    !(rc->chain = tok_name(lx, chain)))
+	if (!rc)
+		goto nomem;
+	rc->table = tok_name(lx, table);
+	rc->chain = tok_name(lx, chain);
+	if (!rc->table || !rc->chain)
 		goto nomem;
 	rc->op = op;
 	rc->loc = cmd->loc;
