@@ -7,16 +7,22 @@
 # -i: the guest's clock counts its instructions, 2^SHIFT ns each (QEMU's
 #     -icount): timings in the guest become instruction counts, which the
 #     host's load does not change (one vCPU runs at a time then: slower).
+# -g: QEMU's gdb stub on localhost:1234, and the kernel at its linked
+#     address (nokaslr), for gdb with the build's vmlinux
+#     (bench/hooktrace.sh).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 timeout=600
 kernel=
 systemd=
 icount=()
-usage="usage: $0 [-s] [-i SHIFT] [-t SECONDS] [-k BZIMAGE] COMMAND..."
-while getopts "si:t:k:" o; do
+gdb=()
+nokaslr=
+usage="usage: $0 [-s] [-g] [-i SHIFT] [-t SECONDS] [-k BZIMAGE] COMMAND..."
+while getopts "sgi:t:k:" o; do
 	case $o in
 	s) systemd=" cgfw.systemd=1" ;;
+	g) gdb=(-gdb tcp:127.0.0.1:1234) nokaslr=" nokaslr" ;;
 	i) icount=(-icount "shift=$OPTARG,align=off,sleep=off") ;;
 	t) timeout=$OPTARG ;;
 	k) kernel=$OPTARG ;;
@@ -46,9 +52,9 @@ out=$run/console
 # boot and in nft_do_chain); -icount implies it.
 timeout --foreground "$timeout" qemu-system-x86_64 \
 	-accel tcg,thread=single -cpu max -smp 2 -m 2G -nographic -no-reboot \
-	"${icount[@]}" \
+	"${icount[@]}" "${gdb[@]}" \
 	-kernel "$kernel" \
-	-append "console=ttyS0 root=host0 rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose,ro init=$top/tools/vm/init panic=-1 quiet loglevel=1 cgfw.cmd=$run/cmd cgfw.dir=$PWD$systemd" \
+	-append "console=ttyS0 root=host0 rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose,ro init=$top/tools/vm/init panic=-1 quiet loglevel=1 cgfw.cmd=$run/cmd cgfw.dir=$PWD$systemd$nokaslr" \
 	-fsdev local,id=root,path=/,security_model=none,readonly=on,multidevs=remap \
 	-device virtio-9p-pci,fsdev=root,mount_tag=host0 \
 	-nic none < /dev/null 2>&1 | stdbuf -oL tr -d '\r' | tee "$out" |
