@@ -5,8 +5,10 @@
  *
  * Random rulesets (matches on addresses, ports, lengths, marks, families,
  * IPv6 extension headers, cpu, packet types, sets, intervals,
- * concatenations, verdict maps;
- * counters, mark statements;
+ * concatenations, verdict maps, sets the rules add to;
+ * counters, quotas, mark statements; in half of them named counters,
+ * quotas and limits, elements added with and without timeouts and
+ * deleted, and a meter (a counter, quota or limit per element);
  * accept, drop, continue, return, jump, goto) are applied to a cgroup,
  * first with the emulated nft target (inet + socket cgroupv2), then with
  * the bpf backend, then with the native cgroup family where the kernel has
@@ -150,10 +152,22 @@ static void port_match(struct sb *s, const char *field)
 	}
 }
 
+/*
+ * The ruleset being made declares named objects and sets the rules add
+ * to (set dyn) and meter (set met, with this statement for each element).
+ */
+static bool stateful;
+static const char *meter_stmt;
+
 /* One match; @fam: 4, 6, or 0 when the rule has no family yet. */
 static void match(struct sb *s, int *fam)
 {
 	int a;
+
+	if (stateful && !rnd(8) && udp_ok(fam)) {
+		add(s, "udp dport %s@dyn ", rnd(3) ? "" : "!= ");
+		return;
+	}
 
 	switch (rnd(13)) {
 	case 0:
@@ -281,6 +295,39 @@ static void match(struct sb *s, int *fam)
 	}
 }
 
+/* A statement on the named objects, set dyn or the meter set met. */
+static void stateful_stmt(struct sb *s, int *fam)
+{
+	switch (rnd(10)) {
+	case 0:
+		add(s, "counter name \"c0\" ");
+		break;
+	case 1:
+		add(s, "quota name \"q0\" ");
+		break;
+	case 2:
+		add(s, "limit name \"l0\" ");
+		break;
+	case 3:
+		if (udp_ok(fam))
+			add(s, "add @dyn { udp dport } ");
+		break;
+	case 4:
+		if (udp_ok(fam))
+			add(s, "add @dyn { udp dport timeout %us } ", 60 + rnd(60));
+		break;
+	case 5:
+		if (udp_ok(fam))
+			add(s, "delete @dyn { udp dport } ");
+		break;
+	case 6:
+	case 7:
+		if (udp_ok(fam))
+			add(s, "update @met { udp dport %s } ", meter_stmt);
+		break;
+	}
+}
+
 static void rule(struct sb *s, bool may_jump)
 {
 	static const char *const verdicts[] = {
@@ -291,6 +338,8 @@ static void rule(struct sb *s, bool may_jump)
 	add(s, "\t\t");
 	for (i = 0; i < n; i++)
 		match(s, &fam);
+	if (stateful)
+		stateful_stmt(s, &fam);
 	if (!rnd(3))
 		add(s, "counter ");
 	if (!rnd(8))	/* the same packets in the same order: same state */
@@ -363,9 +412,23 @@ static void run_of_rules(struct sb *s)
 
 static void ruleset(struct sb *s, const char *cg)
 {
+	static const char *const meters[] = {
+		"counter", "quota over 150 bytes",
+		"limit rate over 1/hour burst 2 packets",
+	};
 	int i, n = 1 + rnd(8);
 
-	add(s, "table cgroup t {\n\tchain out {\n"
+	add(s, "table cgroup t {\n");
+	stateful = rnd(2);
+	if (stateful) {
+		meter_stmt = PICK(meters);
+		add(s, "\tcounter c0 { }\n\tquota q0 { over %u bytes }\n"
+		       "\tlimit l0 { rate 1/hour burst %u packets }\n"
+		       "\tset dyn { type inet_service; flags dynamic, timeout; timeout 1h; }\n"
+		       "\tset met { type inet_service; flags dynamic; }\n",
+		    200 + rnd(2000), 2 + rnd(6));
+	}
+	add(s, "\tchain out {\n"
 	       "\t\ttype filter hook egress cgroup \"%s\" priority 0; policy %s;\n",
 	    cg, rnd(2) ? "accept" : "drop");
 	if (rnd(2)) {
@@ -469,7 +532,7 @@ static int send_packet(const struct packet *p)
 /*
  * The counters of "cgfw list -j t", chain by chain, as one string
  * "out: 1/84 0/0 | sub: ...": packets/bytes of each rule with a counter,
- * and the policy.
+ * and the policy; and those of the named counter and quota.
  */
 static int counters(char *buf, size_t size)
 {
@@ -488,6 +551,13 @@ static int counters(char *buf, size_t size)
 			by = jget(&o[i], "chain.cgfw.policy_counter.bytes");
 			len += snprintf(buf + len, size - len, "%s policy %s/%s | ",
 					chain, pk ? pk : "-", by ? by : "-");
+		} else if ((pk = jget(&o[i], "counter.packets"))) {
+			by = jget(&o[i], "counter.bytes");
+			len += snprintf(buf + len, size - len,
+					"counter %s/%s | ", pk, by ? by : "-");
+		} else if ((by = jget(&o[i], "quota.used"))) {
+			len += snprintf(buf + len, size - len, "quota %s | ",
+					by);
 		} else if ((chain = jget(&o[i], "rule.chain")) &&
 			   (pk = jget(&o[i], "rule.cgfw.counter.packets"))) {
 			by = jget(&o[i], "rule.cgfw.counter.bytes");
