@@ -4,7 +4,8 @@
 # sending socket), numgen random and inc; and the input device at egress,
 # which there is none of (index 0, no name, no type or group). The same table on every backend this kernel
 # has, datagrams sent from our cgroup by unbound, connected and marked
-# sockets; each rule's counter must be what nft's inet family (the
+# sockets; and the link layer header at egress, which a packet does not
+# have yet there; each rule's counter must be what nft's inet family (the
 # emulated target) counts, and each drop must stop the same datagrams.
 # TZ=UTC: nft reads the times in the table in the local time zone.
 set -u
@@ -67,6 +68,8 @@ table cgroup clock {
 		meta iifname "lo" counter
 		meta iiftype loopback counter
 		meta iifgroup 0 counter
+		ether saddr != 00:00:00:00:00:00 counter
+		@ll,0,8 != 0xff counter
 	}
 }
 EOT
@@ -150,6 +153,8 @@ for b in $(test_backends); do
 			bash -c "set -- $c; [ \$1 -gt 0 ] && [ \$2 = 0 ] && [ \$3 = \$1 ] && [ \$4 = 0 ] && [ \$5 = \$1 ] && [ \$6 = 0 ]"
 		check "$b: at egress no input device: iif and iifname are not lo's, no type or group matches ($(echo "$c" | cut -d' ' -f13-17))" \
 			bash -c "set -- $c; [ \${13} -gt 0 ] && [ \${14} = \${13} ] && [ \${15} = 0 ] && [ \${16} = 0 ] && [ \${17} = 0 ]"
+		check "$b: at egress no link layer header: ether saddr != and @ll != match nothing ($(echo "$c" | cut -d' ' -f18-19))" \
+			bash -c "set -- $c; [ \${18} = 0 ] && [ \${19} = 0 ]"
 		continue
 	fi
 	check "$b: the same datagrams dropped as nft's inet family ($got)" \

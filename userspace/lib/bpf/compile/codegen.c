@@ -1241,10 +1241,20 @@ static void gen_payload(struct cg *g, struct nftnl_expr *e, int brk)
 		cgfw_cg_refuse(g, "payload statements change the packet (a CGROUP_SKB program may not)");
 		return;
 	}
+	/*
+	 * At egress a packet has no link layer header yet (it is built at
+	 * the device): nft_payload_eval() breaks, whatever the match.
+	 */
+	if (base == NFT_PAYLOAD_LL_HEADER && g->p->dir == CGFW_EGRESS) {
+		cgfw_em_goto(g->em, brk);
+		return;
+	}
 	if (base != NFT_PAYLOAD_NETWORK_HEADER &&
 	    base != NFT_PAYLOAD_TRANSPORT_HEADER) {
-		cgfw_cg_refuse(g, "%s header payload: a CGROUP_SKB program sees the packet from its network header on",
-		       base == NFT_PAYLOAD_LL_HEADER ? "link layer" : "inner");
+		cgfw_cg_refuse(g, "%s header payload%s: a CGROUP_SKB program sees the packet from its network header on",
+			       base == NFT_PAYLOAD_LL_HEADER ? "link layer" :
+							       "inner",
+			       base == NFT_PAYLOAD_LL_HEADER ? " at ingress" : "");
 		return;
 	}
 	dst = reg_off(g, nftnl_expr_get_u32(e, NFTNL_EXPR_PAYLOAD_DREG), len);
