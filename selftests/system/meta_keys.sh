@@ -5,7 +5,9 @@
 # which there is none of (index 0, no name, no type or group). The same table on every backend this kernel
 # has, datagrams sent from our cgroup by unbound, connected and marked
 # sockets; and the link layer header at egress, which a packet does not
-# have yet there; each rule's counter must be what nft's inet family (the
+# have yet there; the name, type and group of the device each hook has
+# (the output device at egress, the input device at ingress, which a
+# datagram to a socket of ours passes); each rule's counter must be what nft's inet family (the
 # emulated target) counts, and each drop must stop the same datagrams.
 # TZ=UTC: nft reads the times in the table in the local time zone.
 set -u
@@ -40,6 +42,16 @@ win="\"$(hm $((now - 1800)))\"-\"$(hm $((now + 1800)))\""
 later="\"$(hm $((now + 2400)))\"-\"$(hm $((now + 5400)))\""
 soon=$(date -d "@$((now + 3600))" '+%Y-%m-%d %H:%M:%S')
 
+# the device's name, type and group: the bpf backend reads them through
+# the kernel's BTF, where it has it
+devrules=
+if [ -e /sys/kernel/btf/vmlinux ]; then
+	devrules='		meta oifname "lo" counter
+		meta oifname != "lo" counter
+		meta oiftype loopback counter
+		meta oifgroup 0 counter
+'
+fi
 cat > "$work/meta.nft" <<EOT
 table cgroup clock {
 	chain out {
@@ -70,7 +82,7 @@ table cgroup clock {
 		meta iifgroup 0 counter
 		ether saddr != 00:00:00:00:00:00 counter
 		@ll,0,8 != 0xff counter
-	}
+$devrules	}
 }
 EOT
 
@@ -155,12 +167,59 @@ for b in $(test_backends); do
 			bash -c "set -- $c; [ \${13} -gt 0 ] && [ \${14} = \${13} ] && [ \${15} = 0 ] && [ \${16} = 0 ] && [ \${17} = 0 ]"
 		check "$b: at egress no link layer header: ether saddr != and @ll != match nothing ($(echo "$c" | cut -d' ' -f18-19))" \
 			bash -c "set -- $c; [ \${18} = 0 ] && [ \${19} = 0 ]"
+		[ -n "$devrules" ] &&
+		check "$b: at egress the output device is lo, of type loopback, group 0 ($(echo "$c" | cut -d' ' -f20-23))" \
+			bash -c "set -- $c; [ \${20} -gt 0 ] && [ \${21} = 0 ] && [ \${22} = \${20} ] && [ \${23} = \${20} ]"
+
 		continue
 	fi
 	check "$b: the same datagrams dropped as nft's inet family ($got)" \
 		test "$got" = "$oracle_got"
 	check "$b: every counter equal to nft's inet family" test "$c" = "$oracle"
 	[ "$c" = "$oracle" ] || printf '#  nft-emulated: %s\n#  %s: %s\n' "$oracle" "$b" "$c"
+done
+# The input device at ingress, which a datagram to a socket of ours
+# passes: not against the emulated target, whose input hook judges
+# packets it cannot tie to the socket they go to by another socket
+cat > "$work/in.nft" <<EOT
+table cgroup devin {
+	chain in {
+		type filter hook ingress cgroup "$cg" priority 0; policy accept;
+		meta iifname "lo" counter
+		meta iifname "dummy0" counter
+		meta iiftype loopback counter
+		meta iifgroup 0 counter
+		meta oifname "lo" counter
+	}
+}
+EOT
+for b in $(test_backends); do
+	case $b in nft-emulated | both) continue ;; esac
+	if [ "$b" = bpf ] && [ -z "$devrules" ]; then
+		check "bpf: without the kernel's BTF, device rules are refused at the rule, saying why" \
+			bash -c "! '$CGFW' apply -b bpf '$work/in.nft' 2> '$work/in.err' &&
+				 grep -q \"in.nft:4:3-6: Error: the bpf backend cannot do this: meta iifname reads the device from the kernel's sk_buff, through BTF, which this kernel has not\" '$work/in.err'"
+		continue
+	fi
+	[ "$b" = bpf ] &&
+	check "bpf: an object cannot carry the kernel's offsets: compile -o refuses, saying why" \
+		bash -c "! '$CGFW' compile -b bpf -o '$work/in.o' '$work/in.nft' 2> '$work/o.err' &&
+			 grep -q \"in.nft:1:14-18: Error: table 'devin' reads the packet's device from the kernel's own structures\" '$work/o.err' &&
+			 [ ! -e '$work/in.o' ]"
+	check "$b: an ingress chain with device rules applies" \
+		"$CGFW" apply -b "$b" "$work/in.nft"
+	bash -c 'echo $$ > "$0/cgroup.procs"
+	python3 -c "
+import socket
+r = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+r.bind((\"127.0.0.1\", 7109))
+r.settimeout(5)
+r.sendto(b\"x\", (\"127.0.0.1\", 7109))
+r.recv(16)"' "$root/$cg"
+	c=$("$CGFW" list devin | grep -o 'packets [0-9]*' | awk '{print $2}' | xargs)
+	check "$b: at ingress the input device is lo, of type loopback, group 0, and there is no output device ($c)" \
+		test "$c" = "1 0 1 1 0"
+	"$CGFW" delete devin
 done
 echo "1..$n"
 exit $fail

@@ -35,6 +35,7 @@
 #include <linux/netfilter/nf_tables.h>
 
 #include "bpf/compile/codegen.h"
+#include "bpf/compile/kbtf.h"
 
 /* nft's jump stack is 16 deep; inlining follows it. */
 #define MAX_DEPTH 16
@@ -1697,6 +1698,52 @@ static void gen_time(struct cg *g, uint32_t key, uint32_t dreg)
 }
 
 /*
+ * The device the hook has (the input device at ingress, the output one at
+ * egress, skb->dev at both), as nft_meta_get_eval() reads nft_in() or
+ * nft_out(): its name up to its NUL, zero-padded, its type or its group.
+ * skb->dev is read through the kernel's BTF (bpf/compile/kbtf.c); the
+ * name by bpf_probe_read_kernel_str() into registers made zero first.
+ */
+static void gen_device(struct cg *g, uint32_t key, uint32_t dreg, int brk)
+{
+	bool name = key == NFT_META_IIFNAME || key == NFT_META_OIFNAME;
+	bool type = key == NFT_META_IIFTYPE || key == NFT_META_OIFTYPE;
+	const struct cgfw_kbtf *kb;
+	int err, off, i;
+
+	kb = cgfw_kbtf(&err);
+	if (!kb) {
+		cgfw_cg_refuse(g, "meta %s reads the device from the kernel's sk_buff, through BTF, which this kernel has %s",
+			       meta_key_name(key),
+			       err == -ENOENT ? "not (/sys/kernel/btf/vmlinux)" :
+						"without the names it needs");
+		return;
+	}
+	off = reg_off(g, dreg, name ? 16 : 4);
+	if (!off)
+		return;
+	E(I_MOV64_REG(BPF_REG_1, R_CTX));
+	E(((struct bpf_insn){ .code = BPF_JMP | BPF_CALL,
+			      .src_reg = BPF_PSEUDO_KFUNC_CALL,
+			      .imm = kb->cast_to_kern_ctx }));
+	E(I_LDX(BPF_DW, BPF_REG_3, BPF_REG_0, kb->skb_dev));
+	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_3, 0, brk);
+	if (!name) {
+		E(I_LDX(type ? BPF_H : BPF_W, BPF_REG_1, BPF_REG_3,
+			type ? kb->dev_type : kb->dev_group));
+		E(I_STX(BPF_W, BPF_REG_10, BPF_REG_1, off));
+		return;
+	}
+	for (i = 0; i < 16; i += 4)
+		E(I_ST(BPF_W, BPF_REG_10, off + i, 0));
+	E(I_ALU64_IMM(BPF_ADD, BPF_REG_3, kb->dev_name));
+	E(I_MOV64_REG(BPF_REG_1, BPF_REG_10));
+	E(I_ALU64_IMM(BPF_ADD, BPF_REG_1, off));
+	E(I_MOV64_IMM(BPF_REG_2, 16));
+	E(I_CALL(BPF_FUNC_probe_read_kernel_str));
+}
+
+/*
  * A device the hook has not (the input device at egress, the output one
  * at ingress), as nft_meta_get_eval() has it where nft_in() or nft_out()
  * is NULL: its index 0, its name empty, no type or group (the rule ends).
@@ -1772,6 +1819,17 @@ static void gen_meta(struct cg *g, struct nftnl_expr *e, int brk)
 	}
 	if (gen_no_device(g, e, key, brk))
 		return;
+	switch (key) {
+	case NFT_META_IIFNAME:
+	case NFT_META_OIFNAME:
+	case NFT_META_IIFTYPE:
+	case NFT_META_OIFTYPE:
+	case NFT_META_IIFGROUP:
+	case NFT_META_OIFGROUP:
+		gen_device(g, key, nftnl_expr_get_u32(e, NFTNL_EXPR_META_DREG),
+			   brk);
+		return;
+	}
 	off = reg_off(g, nftnl_expr_get_u32(e, NFTNL_EXPR_META_DREG), 4);
 	if (!off)
 		return;

@@ -596,6 +596,36 @@ static int timed_elems(struct cgfw_ctx *ctx, const struct bpf_table *bts,
 }
 
 /*
+ * A program that reads the kernel's structures calls a kfunc by this
+ * kernel's BTF id, at this kernel's offsets (kbtf.c): an object, loaded
+ * by another kernel, cannot carry them. 0, or -EOPNOTSUPP.
+ */
+static int kernel_reads(struct cgfw_ctx *ctx, const struct bpf_table *bts,
+			size_t n_tables)
+{
+	const struct bpf_prog_spec *p;
+	size_t i, j, k;
+
+	for (i = 0; i < n_tables; i++) {
+		for (j = 0; j < bts[i].n_progs; j++) {
+			p = &bts[i].progs[j];
+			for (k = 0; k < p->em.n; k++) {
+				if (p->em.insns[k].code != (BPF_JMP | BPF_CALL) ||
+				    p->em.insns[k].src_reg !=
+				    BPF_PSEUDO_KFUNC_CALL)
+					continue;
+				cgfw_err_at(ctx, &bts[i].rs->src,
+					    &bts[i].table->loc,
+					    "table '%s' reads the packet's device from the kernel's own structures, at this kernel's offsets (meta iifname, oifname and their types and groups): an object for another kernel cannot carry them; apply the table with cgfw",
+					    bts[i].table->name);
+				return -EOPNOTSUPP;
+			}
+		}
+	}
+	return 0;
+}
+
+/*
  * In stages: sizes and buffers; the maps' symbols (and .rodata); the
  * programs with their relocations; the ELF file; the fill commands.
  */
@@ -608,6 +638,7 @@ int cgfw_bpf_write_elf(struct cgfw_ctx *ctx, struct bpf_table *bts,
 	int fd = -1, ret;
 
 	ret = timed_elems(ctx, bts, n_tables);
+	ret = ret ? : kernel_reads(ctx, bts, n_tables);
 	if (ret)
 		return ret;
 	ret = elf_obj_alloc(&o);
