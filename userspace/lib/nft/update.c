@@ -162,7 +162,7 @@ static int rule_cmds(struct cgfw_ctx *ctx, const struct nft_target *tg,
 		     struct cgfw_nl_batch *nb, uint32_t *set_id)
 {
 	struct cgfw_ruleset inst = { .src = u->src }, shadow = { .src = u->src };
-	static struct ir_table none;
+	struct ir_table none = { 0 };	/* no statements: nothing compiled */
 	const struct ir_table *st;
 	int ret;
 
