@@ -82,7 +82,7 @@ static int select_backends(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 		 * packets it cannot tie to a socket), the rest at debug level
 		 */
 		nft = nft_target(ctx);
-		if (nft == &cgfw_backend_nft_native) {
+		if (nft->nft_family == NFPROTO_CGROUP) {
 			cgfw_log(ctx, CGFW_LOG_DEBUG,
 				 "backend auto: nft-native (this kernel has the nf_tables cgroup family)");
 		} else if (bpf->probe(ctx)) {
