@@ -1709,14 +1709,15 @@ static void gen_device(struct cg *g, uint32_t key, uint32_t dreg, int brk)
 	bool name = key == NFT_META_IIFNAME || key == NFT_META_OIFNAME;
 	bool type = key == NFT_META_IIFTYPE || key == NFT_META_OIFTYPE;
 	const struct cgfw_kbtf *kb;
-	int err, off, i;
+	int err, off, i, done;
 
 	kb = cgfw_kbtf(&err);
 	if (!kb) {
-		cgfw_cg_refuse(g, "meta %s reads the device from the kernel's sk_buff, through BTF, which this kernel has %s",
+		cgfw_cg_refuse(g, "meta %s reads the device from the kernel's sk_buff, through BTF, %s",
 			       meta_key_name(key),
-			       err == -ENOENT ? "not (/sys/kernel/btf/vmlinux)" :
-						"without the names it needs");
+			       err == -ENOENT ? "which this kernel has not (/sys/kernel/btf/vmlinux)" :
+			       err == -EPERM ? "which this kernel does not let a program do (no JIT for kfuncs, or lockdown)" :
+					       "which this kernel has without the names it needs");
 		return;
 	}
 	off = reg_off(g, dreg, name ? 16 : 4);
@@ -1727,20 +1728,23 @@ static void gen_device(struct cg *g, uint32_t key, uint32_t dreg, int brk)
 			      .src_reg = BPF_PSEUDO_KFUNC_CALL,
 			      .imm = kb->cast_to_kern_ctx }));
 	E(I_LDX(BPF_DW, BPF_REG_3, BPF_REG_0, kb->skb_dev));
-	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_3, 0, brk);
-	if (!name) {
+	if (!name) {	/* no device: no type or group, the rule ends */
+		cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_3, 0, brk);
 		E(I_LDX(type ? BPF_H : BPF_W, BPF_REG_1, BPF_REG_3,
 			type ? kb->dev_type : kb->dev_group));
 		E(I_STX(BPF_W, BPF_REG_10, BPF_REG_1, off));
 		return;
 	}
-	for (i = 0; i < 16; i += 4)
+	for (i = 0; i < 16; i += 4)	/* no device: an empty name */
 		E(I_ST(BPF_W, BPF_REG_10, off + i, 0));
+	done = cgfw_em_label(g->em);
+	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_3, 0, done);
 	E(I_ALU64_IMM(BPF_ADD, BPF_REG_3, kb->dev_name));
 	E(I_MOV64_REG(BPF_REG_1, BPF_REG_10));
 	E(I_ALU64_IMM(BPF_ADD, BPF_REG_1, off));
 	E(I_MOV64_IMM(BPF_REG_2, 16));
 	E(I_CALL(BPF_FUNC_probe_read_kernel_str));
+	cgfw_em_bind(g->em, done);
 }
 
 /*

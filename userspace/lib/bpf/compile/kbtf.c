@@ -9,8 +9,11 @@
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
+#include <unistd.h>
 
+#include <bpf/bpf.h>
 #include <bpf/btf.h>
+#include <linux/bpf.h>
 
 #include "bpf/compile/kbtf.h"
 
@@ -50,9 +53,46 @@ static int struct_member(const struct btf *btf, const char *st,
 	return 0;
 }
 
+/*
+ * Whether this kernel loads what gen_device() emits: a kfunc call (a JIT
+ * is needed) and bpf_probe_read_kernel_str() (not under lockdown's
+ * confidentiality mode); -EPERM if not.
+ */
+static int probe(const struct cgfw_kbtf *kb)
+{
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = 6,
+		  .src_reg = 1 },
+		{ .code = BPF_JMP | BPF_CALL, .src_reg = BPF_PSEUDO_KFUNC_CALL,
+		  .imm = kb->cast_to_kern_ctx },
+		{ .code = BPF_LDX | BPF_MEM | BPF_DW, .dst_reg = 3,
+		  .src_reg = 0, .off = kb->skb_dev },
+		{ .code = BPF_ST | BPF_MEM | BPF_DW, .dst_reg = 10, .off = -8 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = 1,
+		  .src_reg = 10 },
+		{ .code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = 1, .imm = -8 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 2, .imm = 8 },
+		{ .code = BPF_JMP | BPF_CALL,
+		  .imm = BPF_FUNC_probe_read_kernel_str },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = 1 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, o,
+		    .expected_attach_type = BPF_CGROUP_INET_EGRESS);
+	int fd;
+
+	fd = bpf_prog_load(BPF_PROG_TYPE_CGROUP_SKB, "cgfw_kbtf", "GPL",
+			   insns, sizeof(insns) / sizeof(insns[0]), &o);
+	if (fd < 0)
+		return -EPERM;
+	close(fd);
+	return 0;
+}
+
 static int load(struct cgfw_kbtf *kb)
 {
-	struct btf *btf = btf__load_vmlinux_btf();
+	/* the running kernel's own, not a vmlinux file found elsewhere */
+	struct btf *btf = btf__parse("/sys/kernel/btf/vmlinux", NULL);
 	int id, ret;
 
 	if (!btf)
@@ -67,7 +107,7 @@ static int load(struct cgfw_kbtf *kb)
 	ret = ret ? : struct_member(btf, "net_device", "group",
 				    &kb->dev_group);
 	btf__free(btf);
-	return ret;
+	return ret ? : probe(kb);
 }
 
 static struct cgfw_kbtf kbtf;

@@ -17,7 +17,9 @@ struct cgfw_kbtf {
 
 /*
  * This kernel's, read from /sys/kernel/btf/vmlinux once per process; NULL
- * with *@err -ENOENT if it has no BTF, -ESRCH if a name is missing.
+ * with *@err -ENOENT if it has no BTF, -ESRCH if a name is missing,
+ * -EPERM if it does not load such a program (no JIT for the kfunc call,
+ * or lockdown forbids reading the kernel's memory).
  */
 const struct cgfw_kbtf *cgfw_kbtf(int *err);
 
