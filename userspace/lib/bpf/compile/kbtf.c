@@ -15,6 +15,7 @@
 #include <bpf/btf.h>
 #include <linux/bpf.h>
 
+#include "base/list.h"
 #include "bpf/compile/kbtf.h"
 
 /* The byte offset of member @name of struct @id, in anonymous ones too. */
@@ -82,7 +83,7 @@ static int probe(const struct cgfw_kbtf *kb)
 	int fd;
 
 	fd = bpf_prog_load(BPF_PROG_TYPE_CGROUP_SKB, "cgfw_kbtf", "GPL",
-			   insns, sizeof(insns) / sizeof(insns[0]), &o);
+			   insns, ARRAY_SIZE(insns), &o);
 	if (fd < 0)
 		return -EPERM;
 	close(fd);
