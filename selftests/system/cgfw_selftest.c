@@ -751,8 +751,8 @@ TEST_F(cg, named_sets_update_in_place)
 	run(after, sizeof(after), "bpftool cgroup show %s", self->path);
 	EXPECT_STREQ(before, after);
 
-	/* refused: not elements; a set that is not there */
-	EXPECT_EQ(1, update(self, "add rule cgroup t out accept", out,
+	/* refused: a chain (apply makes them); a set that is not there */
+	EXPECT_EQ(1, update(self, "add chain cgroup t other", out,
 			    sizeof(out)));
 	EXPECT_NE(NULL, strstr(out, "1:1-3: Error: cgfw update takes"));
 	EXPECT_EQ(1, update(self, "add element cgroup t nope { 1.2.3.4 }",
