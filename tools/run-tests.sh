@@ -80,6 +80,7 @@ run_one exthdr "extension headers and TCP options on real connections" \
 	selftests/system/exthdr.sh
 run_one meta "the clock, the socket and numgen on real datagrams" \
 	selftests/system/meta_keys.sh
+run_one ct "ct at egress on the bpf backend, against nft, and its keeper" selftests/system/ct.sh
 run_one log "log with the bpf backend, to the kernel log" selftests/system/log.sh
 run_one readback "the read-back from nft's batch against the dumps" selftests/system/readback.sh
 run_one yardstick "nftables' tests/py rules at a cgroup hook, each backend" \

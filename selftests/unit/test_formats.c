@@ -23,7 +23,7 @@ TEST(a_description_reads_back_as_written)
 	struct desc d;
 
 	cgfw_sb_init(&sb);
-	cgfw_desc_put_header(&sb, 42, NFPROTO_CGROUP, "web");
+	cgfw_desc_put_header(&sb, 42, NFPROTO_CGROUP, "web", true);
 	cgfw_desc_put_chain(&sb, &(struct desc_chain){
 		.name = "out", .base = true, .dir = 1, .policy = NF_DROP,
 		.priority = -5, .cgroup_path = "/sys/fs/cgroup/a b",
@@ -43,6 +43,7 @@ TEST(a_description_reads_back_as_written)
 	ASSERT_EQ(0, cgfw_desc_parse(sb.buf, sb.len, &d));
 	EXPECT_EQ(42, d.gen);
 	EXPECT_EQ(NFPROTO_CGROUP, d.with_nft);
+	EXPECT_TRUE(d.conntrack);
 	EXPECT_STREQ("web", d.table);
 	ASSERT_EQ(1, d.n_chains);
 	EXPECT_STREQ("/sys/fs/cgroup/a b", d.chains[0].cgroup_path);
@@ -67,7 +68,7 @@ TEST(what_is_not_a_description_is_refused)
 
 	cgfw_sb_init(&sb);
 	/* a rule of a chain that does not exist */
-	cgfw_desc_put_header(&sb, 1, 0, "t");
+	cgfw_desc_put_header(&sb, 1, 0, "t", false);
 	cgfw_desc_put_rule(&sb, &(struct desc_rule){ .chain = 3 });
 	EXPECT_EQ(-EINVAL, cgfw_desc_parse(sb.buf, sb.len, &d));
 	cgfw_sb_release(&sb);

@@ -259,7 +259,7 @@ static int finish_deletes(struct cgfw_ctx *ctx)
 		}
 		free(names);
 		if (!ret)
-			be->bury();
+			be->bury(ctx);
 	}
 	return ret;
 }
@@ -533,7 +533,7 @@ static int remove_all(struct cgfw_ctx *ctx, const char *name)
 	}
 	for (i = 0; i < ARRAY_SIZE(all_backends); i++)
 		if (all_backends[i]->bury)
-			all_backends[i]->bury();
+			all_backends[i]->bury(ctx);
 	if (name && !found) {
 		cgfw_err(ctx, "cgfw installed no table '%s' in this network namespace; 'cgfw list' shows what is installed",
 			 name);

@@ -79,7 +79,7 @@ struct backend_ops {
 	 */
 	int (*set_aside)(struct cgfw_ctx *ctx, const char *name);
 	char **(*set_aside_tables)(bool *all);
-	void (*bury)(void);
+	void (*bury)(struct cgfw_ctx *ctx);
 	int (*list)(struct cgfw_ctx *ctx, const char *name,
 		    struct cgfw_listing *l);
 	/*

@@ -4,6 +4,7 @@
  * only the bpf backend has: its programs as assembly, as an ELF object,
  * or loaded and pinned for another tool to attach.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 
 #include <bpf/bpf.h>
 
+#include "bpf/desc.h"
 #include "bpf/table.h"
 
 /* A CGROUP_SKB program that passes everything: does the kernel load it? */
@@ -160,7 +162,9 @@ int cgfw_bpf_check(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs)
 /* ---- apply: stage every table, then switch every table ---- */
 
 struct staged {
+	struct cgfw_ctx *ctx;
 	char **names;
+	bool *keeper;		/* names[i]'s conntrack keeper made now */
 	size_t n;
 	uint64_t gen;
 };
@@ -172,7 +176,59 @@ static void staged_free(struct staged *st)
 	for (i = 0; i < st->n; i++)
 		free(st->names[i]);
 	free(st->names);
+	free(st->keeper);
 	free(st);
+}
+
+/* Does table @name, as it runs now, read ct? (In doubt, yes.) */
+static bool runs_ct(const char *name)
+{
+	struct desc d;
+	bool ct;
+	int ret = cgfw_bpf_running_desc(name, &d);
+
+	if (ret)
+		return ret != -ENOENT;
+	ct = d.conntrack;
+	cgfw_desc_release(&d);
+	return ct;
+}
+
+/*
+ * Delete the conntrack keepers (keeper.c) of tables that no longer read
+ * ct, or are gone. What is left keeps conntrack on: nothing fails open,
+ * so a failure here is no error of the command.
+ */
+static void tidy_keepers(struct cgfw_ctx *ctx)
+{
+	struct cgfw_keepers ks;
+	size_t i;
+
+	if (cgfw_bpf_keepers(ctx, &ks)) {
+		cgfw_ctx_reset(ctx);
+		return;
+	}
+	for (i = 0; i < ks.n; i++)
+		if (!runs_ct(ks.v[i]) && !cgfw_bpf_staged(ks.v[i]) &&
+		    cgfw_bpf_unkeep_ct(ctx, ks.v[i]))
+			cgfw_ctx_reset(ctx);
+	cgfw_bpf_keepers_release(&ks);
+}
+
+static void bpf_bury(struct cgfw_ctx *ctx)
+{
+	cgfw_bpf_bury();
+	tidy_keepers(ctx);
+}
+
+/* The apply did not happen: the keepers it made go. */
+static void unkeep(struct staged *st)
+{
+	size_t i;
+
+	for (i = 0; i < st->n; i++)
+		if (st->keeper[i] && cgfw_bpf_unkeep_ct(st->ctx, st->names[i]))
+			cgfw_ctx_reset(st->ctx);
 }
 
 static void bpf_abort(void *priv)
@@ -185,6 +241,7 @@ static void bpf_abort(void *priv)
 	for (i = 0; i < st->n; i++)
 		cgfw_bpf_unstage(st->names[i]);
 	cgfw_bpf_unmark();
+	unkeep(st);
 	staged_free(st);
 }
 
@@ -219,6 +276,7 @@ static int bpf_stage(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 
 	if (!st)
 		return -ENOMEM;
+	st->ctx = ctx;
 	st->gen = ai->gen;
 	ret = take_compiled(ctx, rs, &bt, &n) ? 0 :
 	      cgfw_bpf_compile_all(ctx, rs, &bt, &n);
@@ -226,7 +284,8 @@ static int bpf_stage(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 	for (i = 0; !ret && i < n; i++)
 		ret = cgfw_bpf_load(ctx, &bt[i], ai->gen, ai->nft_family);
 	st->names = calloc(n + 1, sizeof(*st->names));
-	if (!ret && !st->names)
+	st->keeper = calloc(n + 1, sizeof(*st->keeper));
+	if (!ret && (!st->names || !st->keeper))
 		ret = -ENOMEM;
 	for (i = 0; !ret && i < n; i++) {
 		ret = cgfw_bpf_stage(ctx, &bt[i], ai);
@@ -235,6 +294,10 @@ static int bpf_stage(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 		st->names[st->n] = strdup(bt[i].table->name);
 		if (!st->names[st->n++])
 			ret = -ENOMEM;
+		/* conntrack on before any program that reads it runs */
+		if (!ret && bt[i].conntrack)
+			ret = cgfw_bpf_keep_ct(ctx, bt[i].table->name,
+					       &st->keeper[st->n - 1]);
 	}
 	/* the pins hold what was loaded now */
 	cgfw_bpf_release_all(bt, n);
@@ -270,6 +333,7 @@ static int bpf_commit(struct cgfw_ctx *ctx, void *priv)
 			cgfw_bpf_unstage(st->names[k]);
 	}
 	cgfw_bpf_unmark();
+	unkeep(st);
 	staged_free(st);
 	return ret;
 }
@@ -283,6 +347,7 @@ static void bpf_undo(void *priv)
 	for (i = 0; i < st->n; i++)
 		cgfw_bpf_unswitch(st->names[i]);
 	cgfw_bpf_unmark();
+	unkeep(st);
 	staged_free(st);
 }
 
@@ -295,6 +360,8 @@ static void bpf_settle(void *priv)
 	for (i = 0; i < st->n; i++)
 		cgfw_bpf_settle(st->names[i]);
 	cgfw_bpf_unmark();
+	/* the keepers of tables that read ct no more */
+	tidy_keepers(st->ctx);
 	staged_free(st);
 }
 
@@ -345,7 +412,7 @@ const struct backend_ops cgfw_backend_bpf = {
 	.remove = cgfw_bpf_remove,
 	.set_aside = cgfw_bpf_set_aside,
 	.set_aside_tables = cgfw_bpf_set_aside_tables,
-	.bury = cgfw_bpf_bury,
+	.bury = bpf_bury,
 	.list = cgfw_bpf_list,
 	.set_object = cgfw_bpf_set_object,
 	.update = cgfw_bpf_update,

@@ -30,6 +30,7 @@ enum {
 	DESC_WITH_NFT,		/* u32: the apply's nft family, or 0 */
 	DESC_OBJ,		/* nested DO_* */
 	DESC_LOG,		/* nested DG_* */
+	DESC_CONNTRACK,		/* u32: its programs read ct (bpf/keeper.c) */
 };
 
 enum {
@@ -108,12 +109,14 @@ static void nest_end(struct strbuf *sb, size_t at)
 }
 
 void cgfw_desc_put_header(struct strbuf *sb, uint64_t gen, uint32_t with_nft,
-			  const char *table)
+			  const char *table, bool conntrack)
 {
 	put_u32(sb, DESC_FORMAT, CGFW_DESC_FORMAT);
 	put_u64(sb, DESC_GEN, gen);
 	put_u32(sb, DESC_WITH_NFT, with_nft);
 	put_str(sb, DESC_TABLE, table);
+	if (conntrack)
+		put_u32(sb, DESC_CONNTRACK, 1);
 }
 
 void cgfw_desc_put_chain(struct strbuf *sb, const struct desc_chain *c)
@@ -444,6 +447,7 @@ int cgfw_desc_parse(const void *buf, size_t len, struct desc *d)
 {
 	const struct nlattr *attr, *a;
 	struct attrs top;
+	uint32_t ct = 0;
 	int ret = 0;
 
 	memset(d, 0, sizeof(*d));
@@ -455,6 +459,7 @@ int cgfw_desc_parse(const void *buf, size_t len, struct desc *d)
 		case DESC_GEN:
 		case DESC_TABLE:
 		case DESC_WITH_NFT:
+		case DESC_CONNTRACK:
 			top.a[mnl_attr_get_type(a)] = a;
 			if (mnl_attr_get_type(a) == DESC_FORMAT &&
 			    (!get_u32(&top, DESC_FORMAT, &d->format) ||
@@ -491,6 +496,7 @@ int cgfw_desc_parse(const void *buf, size_t len, struct desc *d)
 	}
 	d->table = get_str(&top, DESC_TABLE);
 	get_u32(&top, DESC_WITH_NFT, &d->with_nft);
+	d->conntrack = get_u32(&top, DESC_CONNTRACK, &ct) && ct;
 	if (!ret && (d->format != CGFW_DESC_FORMAT || !d->table ||
 		     !get_u64(&top, DESC_GEN, &d->gen)))
 		ret = -EINVAL;

@@ -96,6 +96,7 @@ struct desc {
 	uint32_t format;
 	uint64_t gen;
 	uint32_t with_nft;	/* the apply's nft family too, or 0 */
+	bool conntrack;		/* its programs read ct: a keeper */
 	char *table;
 	struct desc_chain *chains;
 	size_t n_chains;
@@ -117,7 +118,7 @@ struct desc {
 
 /* Writing: records appended to a buffer (bpf/desc.c). */
 void cgfw_desc_put_header(struct strbuf *sb, uint64_t gen, uint32_t with_nft,
-			  const char *table);
+			  const char *table, bool conntrack);
 void cgfw_desc_put_chain(struct strbuf *sb, const struct desc_chain *c);
 void cgfw_desc_put_rule(struct strbuf *sb, const struct desc_rule *r);
 void cgfw_desc_put_set(struct strbuf *sb, const struct desc_set *s);

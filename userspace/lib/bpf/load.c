@@ -416,7 +416,7 @@ static int describe(const struct bpf_table *bt, uint64_t gen,
 	size_t k, j, n_pos;
 	int ret;
 
-	cgfw_desc_put_header(sb, gen, with_nft, t->name);
+	cgfw_desc_put_header(sb, gen, with_nft, t->name, bt->conntrack);
 	list_for_each_entry(c, &t->chains, list) {
 		cgfw_desc_put_chain(sb, &(struct desc_chain){
 			.name = c->name, .base = c->base, .dir = c->dir,

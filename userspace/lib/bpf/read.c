@@ -601,7 +601,32 @@ static int add_set(struct model_table *mt, const struct desc *d,
 
 /* ---- the table ---- */
 
-static int to_model(const char *name, const char *dir,
+/*
+ * A note if the table's programs read ct and its conntrack keeper is
+ * gone (bpf/keeper.c): nf_conntrack may not track this namespace then.
+ */
+static int keeper_note(struct cgfw_ctx *ctx, struct model_table *mt,
+		       const struct desc *d)
+{
+	int kept;
+
+	if (!d->conntrack || mt->note)
+		return 0;
+	kept = cgfw_bpf_ct_kept(ctx, mt->name);
+	if (kept == 1)
+		return 0;
+	cgfw_ctx_reset(ctx);
+	if (asprintf(&mt->note, kept ?
+		     "its ct rules need connection tracking; cgfw cannot tell whether its keeper, table inet cgfw-ct-%s, is there (%s)" :
+		     "its ct rules read no connection tracking: their keeper, table inet cgfw-ct-%s, is gone (nft flush ruleset?), and unless something else uses conntrack here every packet reads as ct state invalid%s; apply the table again",
+		     mt->name, kept ? strerror(-kept) : "") < 0) {
+		mt->note = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int to_model(struct cgfw_ctx *ctx, const char *name, const char *dir,
 		    const struct links *ls, struct cgfw_listing *l)
 {
 	struct model_table *mt = cgfw_model_add_table(l);
@@ -633,6 +658,9 @@ static int to_model(const char *name, const char *dir,
 			return -ENOMEM;
 		break;
 	}
+	ret = keeper_note(ctx, mt, d);
+	if (ret)
+		return ret;
 	for (i = 0; i < d->n_chains; i++) {
 		const struct desc_chain *dc = &d->chains[i];
 
@@ -703,7 +731,7 @@ int cgfw_bpf_list(struct cgfw_ctx *ctx, const char *name,
 		table_dir(dir, sizeof(dir), de->d_name);
 		ret = read_links(dir, &ls);
 		if (!ret && ls.n)
-			ret = to_model(de->d_name, dir, &ls, l);
+			ret = to_model(ctx, de->d_name, dir, &ls, l);
 		links_release(&ls);
 		if (ret)
 			cgfw_err(ctx, "cannot read the pins of %s: %s", dir,

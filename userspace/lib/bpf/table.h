@@ -161,6 +161,7 @@ struct bpf_table {
 	} quotas, limits, counter_objs, numgens,
 	  logs;			/* log statements: records lost, each */
 	size_t log_ring;		/* their ring buffer; SIZE_MAX: none */
+	bool conntrack;			/* reads ct: needs its keeper */
 	struct bpf_prog_spec *progs;
 	size_t n_progs;
 };
@@ -301,6 +302,23 @@ struct desc;
 
 int cgfw_bpf_list(struct cgfw_ctx *ctx, const char *name,
 		  struct cgfw_listing *l);
+/* ---- the conntrack keeper of a table that reads ct (keeper.c) ---- */
+
+/* Make it, if it is not there (*@made: it was not). */
+int cgfw_bpf_keep_ct(struct cgfw_ctx *ctx, const char *table, bool *made);
+/* Delete it; one that another process holds is left. */
+int cgfw_bpf_unkeep_ct(struct cgfw_ctx *ctx, const char *table);
+/* 1 if it is there, 0 if not, or -errno. */
+int cgfw_bpf_ct_kept(struct cgfw_ctx *ctx, const char *table);
+/* The tables whose keepers are in this network namespace. */
+struct cgfw_keepers {
+	char **v;
+	size_t n;
+	int err;
+};
+int cgfw_bpf_keepers(struct cgfw_ctx *ctx, struct cgfw_keepers *ns);
+void cgfw_bpf_keepers_release(struct cgfw_keepers *ns);
+
 /* The description program @prog carries (bpf/desc.h); -ENOENT: none. */
 int cgfw_bpf_prog_desc(int prog, struct desc *d);
 /*

@@ -40,43 +40,6 @@
 /* nft's jump stack is 16 deep; inlining follows it. */
 #define MAX_DEPTH 16
 
-/* Refuse the current rule, at its place, with the reason. */
-void cgfw_cg_refuse(struct cg *g, const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-
-	if (g->err)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	cgfw_err_at(g->ctx, &g->rs->src,
-		    g->rule && g->rule->loc.line ? &g->rule->loc :
-		    g->chain ? &g->chain->loc : NULL,
-		    "the bpf backend cannot do this: %s; use the nft backend (-b nft) for this rule",
-		    msg);
-	g->err = -EOPNOTSUPP;
-}
-
-/* Stack offset of nft register @reg, for @len bytes; 0 on error. */
-static int reg_off(struct cg *g, uint32_t reg, uint32_t len)
-{
-	int off;
-
-	if (reg >= NFT_REG32_00 && reg <= NFT_REG32_15)
-		off = (reg - NFT_REG32_00) * 4;
-	else if (reg >= NFT_REG_1 && reg <= NFT_REG_4)
-		off = (reg - NFT_REG_1) * 16;
-	else
-		off = -1;
-	if (off < 0 || off + len > 64 || !len) {
-		cgfw_cg_refuse(g, "register %u with %u bytes", reg, len);
-		return 0;
-	}
-	return STK_REGS + off;
-}
-
 static uint32_t word_of(const uint8_t *data, uint32_t len, uint32_t i)
 {
 	uint32_t w = 0;
@@ -1258,7 +1221,7 @@ static void gen_payload(struct cg *g, struct nftnl_expr *e, int brk)
 			       base == NFT_PAYLOAD_LL_HEADER ? " at ingress" : "");
 		return;
 	}
-	dst = reg_off(g, nftnl_expr_get_u32(e, NFTNL_EXPR_PAYLOAD_DREG), len);
+	dst = cgfw_cg_reg(g, nftnl_expr_get_u32(e, NFTNL_EXPR_PAYLOAD_DREG), len);
 	if (!dst)
 		return;
 	if (len % 4)	/* nft zeroes the last, partial word */
@@ -1551,7 +1514,7 @@ static void gen_exthdr(struct cg *g, struct nftnl_expr *e, int brk)
 			       "these extension headers");
 		return;
 	}
-	dst = reg_off(g, nftnl_expr_get_u32(e, NFTNL_EXPR_EXTHDR_DREG),
+	dst = cgfw_cg_reg(g, nftnl_expr_get_u32(e, NFTNL_EXPR_EXTHDR_DREG),
 		      flags & NFT_EXTHDR_F_PRESENT ? 1 : len);
 	if (!dst)
 		return;
@@ -1669,7 +1632,7 @@ static void gen_time(struct cg *g, uint32_t key, uint32_t dreg)
 {
 	struct timezone tz = { 0 };
 	struct timex tx = { 0 };
-	int off = reg_off(g, dreg, key == NFT_META_TIME_NS ? 8 : 4);
+	int off = cgfw_cg_reg(g, dreg, key == NFT_META_TIME_NS ? 8 : 4);
 	long tai = adjtimex(&tx) < 0 ? 0 : tx.tai;
 
 	if (!off)
@@ -1720,7 +1683,7 @@ static void gen_device(struct cg *g, uint32_t key, uint32_t dreg, int brk)
 					       "which this kernel has without the names it needs");
 		return;
 	}
-	off = reg_off(g, dreg, name ? 16 : 4);
+	off = cgfw_cg_reg(g, dreg, name ? 16 : 4);
 	if (!off)
 		return;
 	E(I_MOV64_REG(BPF_REG_1, R_CTX));
@@ -1790,7 +1753,7 @@ static bool gen_no_device(struct cg *g, struct nftnl_expr *e, uint32_t key,
 		return true;
 	}
 	n = key == NFT_META_IIFNAME || key == NFT_META_OIFNAME ? 16 : 4;
-	off = reg_off(g, dreg, n);
+	off = cgfw_cg_reg(g, dreg, n);
 	for (; off && n > 0; n -= 4)
 		E(I_ST(BPF_W, BPF_REG_10, off + n - 4, 0));
 	return true;
@@ -1802,7 +1765,7 @@ static void gen_meta(struct cg *g, struct nftnl_expr *e, int brk)
 	int off, field = -1;
 
 	if (nftnl_expr_is_set(e, NFTNL_EXPR_META_SREG)) {
-		off = reg_off(g, nftnl_expr_get_u32(e, NFTNL_EXPR_META_SREG), 4);
+		off = cgfw_cg_reg(g, nftnl_expr_get_u32(e, NFTNL_EXPR_META_SREG), 4);
 		if (key == NFT_META_MARK)
 			field = offsetof(struct __sk_buff, mark);
 		else if (key == NFT_META_PRIORITY)
@@ -1834,7 +1797,7 @@ static void gen_meta(struct cg *g, struct nftnl_expr *e, int brk)
 			   brk);
 		return;
 	}
-	off = reg_off(g, nftnl_expr_get_u32(e, NFTNL_EXPR_META_DREG), 4);
+	off = cgfw_cg_reg(g, nftnl_expr_get_u32(e, NFTNL_EXPR_META_DREG), 4);
 	if (!off)
 		return;
 	switch (key) {
@@ -1946,7 +1909,7 @@ static void gen_socket(struct cg *g, struct nftnl_expr *e, int brk)
 		cgfw_cg_refuse(g, "socket key %u", key);
 		return;
 	}
-	off = reg_off(g, nftnl_expr_get_u32(e, NFTNL_EXPR_SOCKET_DREG),
+	off = cgfw_cg_reg(g, nftnl_expr_get_u32(e, NFTNL_EXPR_SOCKET_DREG),
 		      key == NFT_SOCKET_CGROUPV2 ? 8 : 4);
 	if (!off)
 		return;
@@ -1978,7 +1941,7 @@ static void gen_numgen(struct cg *g, struct nftnl_expr *e, int brk)
 	uint32_t slot;
 	int off;
 
-	off = reg_off(g, nftnl_expr_get_u32(e, NFTNL_EXPR_NG_DREG), 4);
+	off = cgfw_cg_reg(g, nftnl_expr_get_u32(e, NFTNL_EXPR_NG_DREG), 4);
 	if (!off || !mod) {
 		if (off)
 			cgfw_cg_refuse(g, "numgen with a modulus of 0");
@@ -2062,7 +2025,7 @@ static void gen_cmp(struct cg *g, struct nftnl_expr *e, int brk)
 {
 	uint32_t op = nftnl_expr_get_u32(e, NFTNL_EXPR_CMP_OP), len;
 	const uint8_t *data = attr_data(e, NFTNL_EXPR_CMP_DATA, &len);
-	int off = reg_off(g, nftnl_expr_get_u32(e, NFTNL_EXPR_CMP_SREG), len);
+	int off = cgfw_cg_reg(g, nftnl_expr_get_u32(e, NFTNL_EXPR_CMP_SREG), len);
 	int match;
 
 	if (!off)
@@ -2107,7 +2070,7 @@ static void gen_range(struct cg *g, struct nftnl_expr *e, int brk)
 	uint32_t flen, tlen;
 	const uint8_t *from = attr_data(e, NFTNL_EXPR_RANGE_FROM_DATA, &flen);
 	const uint8_t *to = attr_data(e, NFTNL_EXPR_RANGE_TO_DATA, &tlen);
-	int off = reg_off(g, nftnl_expr_get_u32(e, NFTNL_EXPR_RANGE_SREG),
+	int off = cgfw_cg_reg(g, nftnl_expr_get_u32(e, NFTNL_EXPR_RANGE_SREG),
 			  flen);
 	int out = op == NFT_RANGE_EQ ? brk : cgfw_em_label(g->em);
 
@@ -2130,9 +2093,9 @@ static void gen_bitwise(struct cg *g, struct nftnl_expr *e)
 {
 	uint32_t op = nftnl_expr_get_u32(e, NFTNL_EXPR_BITWISE_OP);
 	uint32_t len = nftnl_expr_get_u32(e, NFTNL_EXPR_BITWISE_LEN);
-	int src = reg_off(g, nftnl_expr_get_u32(e, NFTNL_EXPR_BITWISE_SREG),
+	int src = cgfw_cg_reg(g, nftnl_expr_get_u32(e, NFTNL_EXPR_BITWISE_SREG),
 			  len);
-	int dst = reg_off(g, nftnl_expr_get_u32(e, NFTNL_EXPR_BITWISE_DREG),
+	int dst = cgfw_cg_reg(g, nftnl_expr_get_u32(e, NFTNL_EXPR_BITWISE_DREG),
 			  len);
 	uint32_t i, n = (len + 3) / 4, mlen, xlen, dlen, shift;
 	const uint8_t *mask, *xor, *data;
@@ -2183,9 +2146,9 @@ static void gen_byteorder(struct cg *g, struct nftnl_expr *e)
 {
 	uint32_t len = nftnl_expr_get_u32(e, NFTNL_EXPR_BYTEORDER_LEN);
 	uint32_t size = nftnl_expr_get_u32(e, NFTNL_EXPR_BYTEORDER_SIZE);
-	int src = reg_off(g, nftnl_expr_get_u32(e, NFTNL_EXPR_BYTEORDER_SREG),
+	int src = cgfw_cg_reg(g, nftnl_expr_get_u32(e, NFTNL_EXPR_BYTEORDER_SREG),
 			  len);
-	int dst = reg_off(g, nftnl_expr_get_u32(e, NFTNL_EXPR_BYTEORDER_DREG),
+	int dst = cgfw_cg_reg(g, nftnl_expr_get_u32(e, NFTNL_EXPR_BYTEORDER_DREG),
 			  len);
 	uint32_t i;
 
@@ -2506,7 +2469,7 @@ static void gen_lookup_boxes(struct cg *g, const struct bpf_map_spec *m,
 	};
 
 	if (dreg >= 0 && dreg != NFT_REG_VERDICT) {
-		h.dst = reg_off(g, dreg, m->data_size);
+		h.dst = cgfw_cg_reg(g, dreg, m->data_size);
 		if (!h.dst)
 			return;
 	}
@@ -2539,7 +2502,7 @@ static void gen_lookup(struct cg *g, struct nftnl_expr *e, int brk, int ret,
 	}
 	if (nftnl_expr_is_set(e, NFTNL_EXPR_LOOKUP_DREG))
 		dreg = nftnl_expr_get_u32(e, NFTNL_EXPR_LOOKUP_DREG);
-	key = reg_off(g, nftnl_expr_get_u32(e, NFTNL_EXPR_LOOKUP_SREG),
+	key = cgfw_cg_reg(g, nftnl_expr_get_u32(e, NFTNL_EXPR_LOOKUP_SREG),
 		      m->type == BPF_MAP_TYPE_LPM_TRIE ? m->key_size - 4 :
 							 m->key_size);
 	if (!key)
@@ -2604,7 +2567,7 @@ static void gen_lookup(struct cg *g, struct nftnl_expr *e, int brk, int ret,
 			     ret, accept);
 		return;
 	}
-	key = reg_off(g, dreg, m->data_size);
+	key = cgfw_cg_reg(g, dreg, m->data_size);
 	if (!key)
 		return;
 	for (n = 0; n < m->data_size; n += 4) {
@@ -2695,7 +2658,7 @@ static void gen_dynset(struct cg *g, struct nftnl_expr *e, int brk)
 			       name);
 		return;
 	}
-	key = reg_off(g, nftnl_expr_get_u32(e, NFTNL_EXPR_DYNSET_SREG_KEY),
+	key = cgfw_cg_reg(g, nftnl_expr_get_u32(e, NFTNL_EXPR_DYNSET_SREG_KEY),
 		      m->key_size);
 	if (!key)
 		return;
@@ -2732,7 +2695,7 @@ static void gen_immediate(struct cg *g, struct nftnl_expr *e, int next,
 		return;
 	}
 	data = attr_data(e, NFTNL_EXPR_IMM_DATA, &len);
-	off = reg_off(g, dreg, len);
+	off = cgfw_cg_reg(g, dreg, len);
 	if (off)
 		store_data(g, off, data, len);
 }
@@ -2777,7 +2740,7 @@ static void gen_expr(struct cg *g, struct nftnl_expr *e, int next, int ret,
 	else if (!strcmp(name, "exthdr"))
 		gen_exthdr(g, e, next);
 	else if (!strcmp(name, "ct"))
-		cgfw_cg_refuse(g, "ct: there is no connection tracking at the cgroup hook (at ingress it is already gone)");
+		cgfw_cg_ct(g, e, next);
 	else
 		cgfw_cg_refuse(g, "'%s' expressions are not compiled to BPF yet", name);
 }
@@ -3098,7 +3061,7 @@ static bool run_lookup(struct cg *g, const struct shape *s, size_t idx,
 {
 	int key;
 
-	key = reg_off(g, nftnl_expr_get_u32(s->e[s->key], NFTNL_EXPR_CMP_SREG),
+	key = cgfw_cg_reg(g, nftnl_expr_get_u32(s->e[s->key], NFTNL_EXPR_CMP_SREG),
 		      len);
 	if (!key)
 		return false;

@@ -62,6 +62,10 @@ static inline size_t cgfw_bt_maps_used(const struct bpf_table *bt)
 
 /* Refuse the current rule, at its place, with the reason. */
 void cgfw_cg_refuse(struct cg *g, const char *fmt, ...) __printf(2, 3);
+/* Stack offset of nft register @reg, for @len bytes; 0 (refused) if none. */
+int cgfw_cg_reg(struct cg *g, uint32_t reg, uint32_t len);
+/* ct: the connection-tracking entry's key, or the rule ends (ct.c). */
+void cgfw_cg_ct(struct cg *g, struct nftnl_expr *e, int brk);
 /* r0 = map @idx lookup with the key at fp+@key_off; 0 -> @miss. */
 void cgfw_cg_map_lookup(struct cg *g, size_t idx, int key_off);
 /* r0 a counter slot's value: packets += 1, bytes += skb->len; NULL: @miss */

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -18,8 +19,12 @@
 #include "base/list.h"
 #include "bpf/compile/kbtf.h"
 
-/* The byte offset of member @name of struct @id, in anonymous ones too. */
-static int member_off(const struct btf *btf, uint32_t id, const char *name)
+/*
+ * The byte offset of member @name of struct @id, in anonymous ones too;
+ * *@type its type, qualifiers and typedefs resolved.
+ */
+static int member_off(const struct btf *btf, uint32_t id, const char *name,
+		      int *type)
 {
 	const struct btf_type *t = btf__type_by_id(btf, id);
 	const struct btf_member *m;
@@ -31,27 +36,90 @@ static int member_off(const struct btf *btf, uint32_t id, const char *name)
 	m = btf_members(t);
 	for (i = 0; i < btf_vlen(t); i++) {
 		n = btf__name_by_offset(btf, m[i].name_off);
-		if (n && !strcmp(n, name))
+		if (n && !strcmp(n, name)) {
+			*type = btf__resolve_type(btf, m[i].type);
 			return btf_member_bit_offset(t, i) / 8;
+		}
 		if (n && *n)
 			continue;
-		off = member_off(btf, btf__resolve_type(btf, m[i].type), name);
+		off = member_off(btf, btf__resolve_type(btf, m[i].type), name,
+				 type);
 		if (off >= 0)
 			return btf_member_bit_offset(t, i) / 8 + off;
 	}
 	return -ESRCH;
 }
 
+/*
+ * The offset of @path ("a.b.c") in struct @st; through an array member,
+ * its first element's.
+ */
 static int struct_member(const struct btf *btf, const char *st,
-			 const char *name, int16_t *out)
+			 const char *path, int16_t *out)
 {
 	int id = btf__find_by_name_kind(btf, st, BTF_KIND_STRUCT);
-	int off = id < 0 ? -ESRCH : member_off(btf, id, name);
+	const struct btf_type *t;
+	char buf[64], *name, *save;
+	int off = 0, o;
 
-	if (off < 0 || off > INT16_MAX)
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (name = strtok_r(buf, ".", &save); name && id >= 0;
+	     name = strtok_r(NULL, ".", &save)) {
+		o = member_off(btf, id, name, &id);
+		if (o < 0)
+			return -ESRCH;
+		off += o;
+		t = btf__type_by_id(btf, id);
+		if (t && btf_is_array(t))
+			id = btf__resolve_type(btf, btf_array(t)->type);
+	}
+	if (id < 0 || off > INT16_MAX)
 		return -ESRCH;
 	*out = off;
 	return 0;
+}
+
+/* The size of struct @st, or -ESRCH. */
+static int struct_size(const struct btf *btf, const char *st)
+{
+	int id = btf__find_by_name_kind(btf, st, BTF_KIND_STRUCT);
+
+	return id < 0 ? -ESRCH : btf__resolve_size(btf, id);
+}
+
+/*
+ * nf_conn's members that ct.c reads (mark and zone only with
+ * CONFIG_NF_CONNTRACK_MARK and _ZONES: -1 without).
+ */
+static int load_ct(const struct btf *btf, struct cgfw_kbtf_ct *ct)
+{
+	int hash = struct_size(btf, "nf_conntrack_tuple_hash");
+	int ret;
+
+	ret = struct_member(btf, "sk_buff", "_nfct", &ct->skb_nfct);
+	ret = ret ? : struct_member(btf, "nf_conn", "status", &ct->status);
+	ret = ret ? : struct_member(btf, "nf_conn", "tuplehash.tuple",
+				    &ct->tuple[0]);
+	ret = ret ? : hash > 0 && ct->tuple[0] + hash <= INT16_MAX ? 0 : -ESRCH;
+	if (ret)
+		return ret;
+	ct->tuple[1] = ct->tuple[0] + hash;
+	if (struct_member(btf, "nf_conn", "mark", &ct->mark))
+		ct->mark = -1;
+	if (struct_member(btf, "nf_conn", "zone", &ct->zone))
+		ct->zone = -1;
+	ret = struct_member(btf, "nf_conntrack_tuple", "src.u3", &ct->src_u3);
+	ret = ret ? : struct_member(btf, "nf_conntrack_tuple", "src.u",
+				    &ct->src_u);
+	ret = ret ? : struct_member(btf, "nf_conntrack_tuple", "src.l3num",
+				    &ct->l3num);
+	ret = ret ? : struct_member(btf, "nf_conntrack_tuple", "dst.u3",
+				    &ct->dst_u3);
+	ret = ret ? : struct_member(btf, "nf_conntrack_tuple", "dst.u",
+				    &ct->dst_u);
+	ret = ret ? : struct_member(btf, "nf_conntrack_tuple", "dst.protonum",
+				    &ct->protonum);
+	return ret;
 }
 
 /*
@@ -107,6 +175,7 @@ static int load(struct cgfw_kbtf *kb)
 	ret = ret ? : struct_member(btf, "net_device", "type", &kb->dev_type);
 	ret = ret ? : struct_member(btf, "net_device", "group",
 				    &kb->dev_group);
+	kb->ct_err = ret ? : load_ct(btf, &kb->ct);
 	btf__free(btf);
 	return ret ? : probe(kb);
 }
