@@ -5,7 +5,8 @@
 # (the emulated target): every rule's counter the same, the same
 # datagrams dropped, the same TCP data lost. The bpf table's conntrack
 # keeper: made by the apply, said to be gone by list when "nft flush
-# ruleset" removed it, made again by the next apply, gone with the table.
+# ruleset" removed it, made again by the next apply, gone with the table;
+# held by cgfw daemon against the flush, or made again by it.
 # At ingress ct is refused on bpf, at the rule.
 set -u
 . "$(dirname "$0")/../lib/lib.sh"
@@ -122,6 +123,8 @@ for b in nft-emulated bpf; do
 		"$CGFW" delete track
 		continue
 	fi
+	check "bpf: apply says where ct status means something else than at nft's output hook (confirmed)" \
+		grep -q "ct.nft:9: ct status: the bpf backend reads the entry after POST_ROUTING" <<< "$out"
 	check "bpf: the table's conntrack keeper is there" \
 		bash -c "nft list table inet 'cgfw-ct-track' | grep -q 'ct state'"
 	check "bpf: the same datagrams dropped and TCP data lost as nft's inet family ($got)" \
@@ -139,7 +142,7 @@ for b in nft-emulated bpf; do
 	sed '/ct /d; /ct$/d' "$work/ct.nft" > "$work/noct.nft"
 	check "bpf: an apply without ct rules deletes the keeper" \
 		bash -c "'$CGFW' apply -b bpf '$work/noct.nft' && ! nft list table inet 'cgfw-ct-track' 2> /dev/null"
-	"$CGFW" apply -b bpf "$work/ct.nft" > /dev/null
+	"$CGFW" apply -b bpf "$work/ct.nft" > /dev/null 2>&1
 	"$CGFW" delete track
 	check "bpf: delete takes the keeper with the table" \
 		bash -c "! nft list table inet 'cgfw-ct-track' 2> /dev/null"
@@ -148,6 +151,41 @@ for b in nft-emulated bpf; do
 		bash -c "! '$CGFW' apply -b bpf '$work/in.nft' 2> '$work/in.err' &&
 			 grep -q \"in.nft:4:3-4: Error: the bpf backend cannot do this: ct state at ingress: the kernel releases\" '$work/in.err' &&
 			 ! nft list table inet 'cgfw-ct-track' 2> /dev/null"
+done
+
+# cgfw daemon: it holds the keeper, which nft flush ruleset passes by;
+# with --no-hold it sees the keeper go and applies the table again
+rules=$work/rules
+mkdir -p "$rules"
+cp "$work/ct.nft" "$rules/"
+keeper() { nft list table inet cgfw-ct-track > /dev/null 2>&1; }
+wait_for() {	# wait_for SECONDS COMMAND...
+	local end=$((SECONDS + $1)); shift
+	until "$@"; do
+		[ $SECONDS -ge $end ] && return 1
+		sleep 0.1
+	done
+}
+for hold in "" --no-hold; do
+	"$CGFW" daemon -b bpf -d "$rules" $hold 2> "$work/log" &
+	dpid=$!
+	if ! wait_for 30 keeper; then
+		not_ok "daemon $hold: the table and its keeper applied" "$(tail -5 "$work/log")"
+	else
+		sleep 1
+		nft flush ruleset
+		if [ -z "$hold" ]; then
+			check "daemon: nft flush ruleset passes the keeper by (the daemon holds it)" keeper
+		else
+			check "daemon --no-hold: after nft flush ruleset, the daemon makes the keeper again" \
+				wait_for 30 keeper
+			check "daemon --no-hold: and says why" \
+				grep -q "ct.nft: its tables were changed, or detached, by another program: applying them again" "$work/log"
+		fi
+	fi
+	kill -TERM "$dpid"
+	wait "$dpid"
+	"$CGFW" delete track > /dev/null 2>&1
 done
 echo "1..$n"
 exit $fail

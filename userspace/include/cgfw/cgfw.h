@@ -431,8 +431,9 @@ CGFW_API void cgfw_listing__free(struct cgfw_listing *l);
  * cgfw_listing__unbound() - bound chains that filter nothing now
  *
  * The number of chains of @l bound to a cgroup that was removed (or
- * replaced by another at its path), or waiting for a path to appear: what
- * a monitoring check looks at.
+ * replaced by another at its path), or waiting for a path to appear, and
+ * of tables that do not filter as applied (a bpf table whose conntrack
+ * keeper was deleted): what a monitoring check looks at.
  */
 CGFW_API size_t cgfw_listing__unbound(const struct cgfw_listing *l);
 

@@ -197,6 +197,34 @@ static int send_keeper(struct cgfw_ctx *ctx, const char *kname,
 	return ret;
 }
 
+/*
+ * A context that holds its tables (cgfw daemon) takes over a keeper that
+ * no one holds, as the nft targets take over their tables; one that
+ * another process holds, or a kernel that cannot hold, is left as it is.
+ */
+static void take_keeper(struct cgfw_ctx *ctx, const char *kname)
+{
+	struct nftnl_table *t = nftnl_table_alloc();
+	struct cgfw_nl_batch nb;
+	struct mnl_socket *nl;
+
+	if (!t)
+		return;
+	if (!cgfw_nl_writer(ctx, &nl)) {
+		if (!cgfw_nl_batch_init(&nb)) {
+			nftnl_table_set_str(t, NFTNL_TABLE_NAME, kname);
+			nftnl_table_set_u32(t, NFTNL_TABLE_FLAGS, KEEPER_HELD);
+			PUT(&nb, NFT_MSG_NEWTABLE, 0,
+			    nftnl_table_nlmsg_build_payload, t);
+			cgfw_nl_batch_commit(ctx, nl, &nb, NULL);
+			cgfw_nl_batch_release(&nb);
+		}
+		cgfw_nl_writer_close(ctx, nl);
+	}
+	cgfw_ctx_reset(ctx);
+	nftnl_table_free(t);
+}
+
 int cgfw_bpf_keep_ct(struct cgfw_ctx *ctx, const char *table, bool *made)
 {
 	char kname[NFT_TABLE_MAXNAMELEN + 16];
@@ -210,6 +238,8 @@ int cgfw_bpf_keep_ct(struct cgfw_ctx *ctx, const char *table, bool *made)
 		return ret;
 	}
 	ret = cgfw_bpf_ct_kept(ctx, table);
+	if (ret > 0 && ctx->hold_tables)
+		take_keeper(ctx, kname);
 	if (ret)
 		return ret < 0 ? ret : 0;
 	ret = send_keeper(ctx, kname, KEEPER_HELD);

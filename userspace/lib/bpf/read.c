@@ -616,6 +616,7 @@ static int keeper_note(struct cgfw_ctx *ctx, struct model_table *mt,
 	if (kept == 1)
 		return 0;
 	cgfw_ctx_reset(ctx);
+	mt->degraded = true;
 	if (asprintf(&mt->note, kept ?
 		     "its ct rules need connection tracking; cgfw cannot tell whether its keeper, table inet cgfw-ct-%s, is there (%s)" :
 		     "its ct rules read no connection tracking: their keeper, table inet cgfw-ct-%s, is gone (nft flush ruleset?), and unless something else uses conntrack here every packet reads as ct state invalid%s; apply the table again",

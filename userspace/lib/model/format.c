@@ -881,10 +881,12 @@ CGFW_API size_t cgfw_listing__unbound(const struct cgfw_listing *l)
 {
 	size_t i, k, n = 0;
 
-	for (i = 0; l && i < l->n_tables; i++)
+	for (i = 0; l && i < l->n_tables; i++) {
+		n += l->tables[i].degraded;
 		for (k = 0; k < l->tables[i].n_chains; k++)
 			n += l->tables[i].chains[k].base &&
 			     l->tables[i].chains[k].binding != MODEL_BOUND;
+	}
 	return n;
 }
 

@@ -103,6 +103,7 @@ struct model_table {
 	uint64_t generation;	/* which apply made it */
 	uint64_t memory;	/* bytes the kernel holds for it, 0: unknown */
 	char *note;		/* what is not as applied (an interrupted apply) */
+	bool degraded;		/* it does not filter as applied (note says) */
 	bool logs;		/* bpf: its log statements need a reader */
 	uint64_t log_lost;	/* records they could not write */
 	struct model_set *sets;

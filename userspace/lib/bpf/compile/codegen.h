@@ -29,6 +29,7 @@ struct cg {
 	/* the first rules of the long stretches already told of */
 	const struct ir_rule **told;
 	size_t n_told;
+	const struct ir_rule *ct_warned;	/* ct status told of (ct.c) */
 };
 
 /*

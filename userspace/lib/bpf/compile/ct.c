@@ -194,6 +194,24 @@ static bool tuple_field(const struct cgfw_kbtf_ct *ct, uint32_t key, int dir,
 	return true;
 }
 
+/*
+ * The hook runs after POST_ROUTING, where nf_conntrack confirms a new
+ * entry: a connection's first packet has IPS_CONFIRMED here, and not at
+ * nft's output hook. Said at the rule, once.
+ */
+static void warn_confirmed(struct cg *g)
+{
+	char at[CGFW_WHERE_MAX];
+
+	if (g->rule == g->ct_warned)
+		return;
+	g->ct_warned = g->rule;
+	cgfw_log(g->ctx, CGFW_LOG_WARN,
+		 "%s: ct status: the bpf backend reads the entry after POST_ROUTING, where a new connection's is confirmed already: its first packet has status confirmed here, not at nft's output hook",
+		 cgfw_src_lines(&g->rs->src, g->rule->loc.line,
+				g->rule->loc.line, at, sizeof(at)));
+}
+
 /* The keys of the entry itself, once it is known to be there. */
 static bool gen_entry_key(struct cg *g, const struct cgfw_kbtf_ct *ct,
 			  uint32_t key, int dir, int off)
@@ -211,6 +229,7 @@ static bool gen_entry_key(struct cg *g, const struct cgfw_kbtf_ct *ct,
 		E(I_STX(BPF_W, BPF_REG_10, BPF_REG_1, off));
 		return true;
 	case NFT_CT_STATUS:	/* its low 32 bits, read already */
+		warn_confirmed(g);
 		store_small(g, BPF_W, off);
 		return true;
 	case NFT_CT_MARK:
