@@ -59,14 +59,16 @@ static int keeper_cb(const struct nlmsghdr *nlh, void *data)
 	if (!name || strncmp(name, KEEPER_PREFIX, strlen(KEEPER_PREFIX)))
 		goto out;
 	v = realloc(ns->v, (ns->n + 1) * sizeof(*v));
-	if (!v || !(v[ns->n] = strdup(name + strlen(KEEPER_PREFIX)))) {
-		if (v)
-			ns->v = v;
+	if (!v) {
 		ns->err = -ENOMEM;
 		goto out;
 	}
 	ns->v = v;
-	ns->n++;
+	v[ns->n] = strdup(name + strlen(KEEPER_PREFIX));
+	if (!v[ns->n])
+		ns->err = -ENOMEM;
+	else
+		ns->n++;
 out:
 	if (t)
 		nftnl_table_free(t);

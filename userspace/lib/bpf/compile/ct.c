@@ -20,6 +20,7 @@
 #include <linux/netfilter/nf_tables.h>
 #include <libnftnl/expr.h>
 
+#include "base/list.h"
 #include "bpf/compile/codegen.h"
 #include "bpf/compile/emit.h"
 #include "bpf/compile/kbtf.h"
@@ -56,7 +57,7 @@ static const char *key_name(uint32_t key)
 		[NFT_CT_DST_IP6] = "ip6 daddr", [NFT_CT_ID] = "id",
 	};
 
-	return key < sizeof(names) / sizeof(names[0]) && names[key] ?
+	return key < ARRAY_SIZE(names) && names[key] ?
 	       names[key] : "(unknown)";
 }
 
