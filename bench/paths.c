@@ -318,7 +318,7 @@ CGFW_PATH(both_apply, "both")
 
 /*
  * Composition (docs/cgfw.8.rst): the ruleset with bpf, and beside it on
- * the same cgroups a table of what bpf does not compile (ct), with the
+ * the same cgroups a table of ct rules kept in nf_tables, with the
  * nft backend that this kernel has, as a user would split a ruleset.
  */
 static void w_audit(FILE *f, const struct ruleset *rs, int extra)

@@ -97,7 +97,7 @@ expect "unknown backend" 2 "unknown backend 'xdp'" -- "$CGFW" apply -b xdp "$wor
 expect "missing file argument" 2 "which FILE" -- "$CGFW" apply
 bad ct 'table cgroup t {\n\tchain c {\n\t\ttype filter hook ingress cgroup "'"$cg"'" priority 0;\n\t\tct state established accept\n\t}\n}\n'
 expect "bpf refuses what it cannot do, at the rule" 1 \
-	"ct\\.nft:4:3-[0-9]+: Error: the bpf backend cannot do this: ct: there is no connection tracking" -- \
+	"ct\\.nft:4:3-[0-9]+: Error: the bpf backend cannot do this: ct state at ingress: the kernel releases the connection-tracking entry" -- \
 	"$CGFW" apply -b bpf "$work/ct.nft"
 expect "both refuses as a whole" 1 "the bpf backend cannot do this" -- \
 	"$CGFW" apply -b both "$work/ct.nft"

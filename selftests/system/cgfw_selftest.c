@@ -741,6 +741,14 @@ TEST_F(cg, named_sets_update_in_place)
 	EXPECT_EQ(0, update(self, "delete element cgroup t ok { 127.0.0.2 }",
 			    out, sizeof(out))) TH_LOG("%s", out);
 	EXPECT_EQ(PROBE_EPERM, udp_from(self->path, "127.0.0.2", 5030));
+	/* an element that is not there: an error on every backend, as in
+	 * nft, and the addition beside it undone */
+	EXPECT_EQ(1, update(self, "add element cgroup t ok { 127.0.0.4 }\n"
+			    "delete element cgroup t ok { 127.0.0.2 }",
+			    out, sizeof(out))) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, ":2:")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "nothing was changed")) TH_LOG("%s", out);
+	EXPECT_EQ(PROBE_EPERM, udp_from(self->path, "127.0.0.4", 5030));
 	/* an interval: the bpf backend's prefixes */
 	EXPECT_EQ(0, update(self, "add element cgroup t nets { 127.0.0.0-127.0.0.1 }",
 			    out, sizeof(out))) TH_LOG("%s", out);

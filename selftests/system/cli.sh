@@ -26,7 +26,7 @@ check "check compiles and applies nothing" \
 	bash -c "'$CGFW' check '$work/web.nft' && [ -z \"\$(\${NFT_ALL:-nft} list tables)\" ]"
 check "check reads standard input" \
 	bash -c "'$CGFW' check - < '$work/web.nft'"
-printf 'table cgroup ck {\n\tchain out {\n\t\ttype filter hook egress cgroup "/" priority 0;\n\t\tudp dport 53 accept\n\t\tct state established accept\n\t}\n}\n' > "$work/ck.nft"
+printf 'table cgroup ck {\n\tchain out {\n\t\ttype filter hook egress cgroup "/" priority 0;\n\t\tudp dport 53 accept\n\t\tct original bytes > 1000 accept\n\t}\n}\n' > "$work/ck.nft"
 check "check: a ct rule compiles for nf_tables" "$CGFW" check "$work/ck.nft"
 check "check -b bpf: the bpf backend cannot, said at the rule's place, exit 1" \
 	bash -c "out=\$('$CGFW' check -b bpf '$work/ck.nft' 2>&1); [ \$? = 1 ] && grep -q 'ck.nft:5:3-4: Error: the bpf backend cannot do this: ct' <<< \"\$out\""
@@ -135,7 +135,7 @@ fi
 check "the bpf backend, which sees it, says nothing" \
 	bash -c "[ -z \"\$('$CGFW' check -b bpf '$work/synack.nft' 2>&1)\" ]"
 check "check -b bpf refuses what the bpf backend cannot do, and says the auto choice" \
-	bash -c "printf 'table cgroup t {\n\tchain out {\n\t\ttype filter hook egress cgroup \"%s\" priority 0;\n\t\tct state established accept\n\t}\n}\n' '$cg' > '$work/ct.nft' &&
+	bash -c "printf 'table cgroup t {\n\tchain out {\n\t\ttype filter hook egress cgroup \"%s\" priority 0;\n\t\tct original bytes > 1000 accept\n\t}\n}\n' '$cg' > '$work/ct.nft' &&
 		 ! '$CGFW' check -b bpf '$work/ct.nft' 2>/dev/null &&
 		 out=\$('$CGFW' check '$work/ct.nft' 2>&1) &&
 		 { '$CGFW' status | grep -q '^nft cgroup family (native): *yes\$' && [ -z \"\$out\" ] ||
@@ -181,7 +181,7 @@ check "1,400 rules one by one load with bpf (blocks for the verifier), the last 
 		 '$CGFW' delete long || { tail -c 2000 '$work/long.err'; false; }"
 # auto: the bpf check's compile is the one the apply loads (said once);
 # a fallback to nf_tables says why, not what bpf would have warned of
-sed 's/udp dport 9 counter ip daddr 127.0.0.1 drop/udp dport 9 ct state new drop/' \
+sed 's/udp dport 9 counter ip daddr 127.0.0.1 drop/udp dport 9 ct original bytes > 1000 drop/' \
 	"$work/long.nft" > "$work/longct.nft"
 if "$CGFW" status | grep -q '^nft cgroup family (native): *yes$'; then
 	ok "auto says the bpf compile's warnings once # SKIP auto takes the native family here, bpf does not compile"

@@ -64,8 +64,8 @@ table cgroup allow {
 	}
 }
 EOF
-# what bpf does not compile: ct state and log, on another port (ct at
-# egress: at the CGROUP_SKB ingress point conntrack is already gone)
+# what a user keeps in nf_tables: ct state and log, on another port (ct
+# at egress: at the CGROUP_SKB ingress point conntrack is already gone)
 cat > "$work/audit.nft" <<EOF
 table cgroup audit {
 	chain egress {

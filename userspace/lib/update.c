@@ -40,6 +40,14 @@ static struct upd_set *find_set(struct upd_cmds *u, const char *table,
 	return NULL;
 }
 
+static void note_loc(struct upd_set *s, const struct rw_elem_cmd *c)
+{
+	const struct cgfw_loc **loc = c->del ? &s->del_loc : &s->add_loc;
+
+	if (!*loc)
+		*loc = &c->loc;
+}
+
 /* The sets the commands name, each with its attributes. */
 static int collect_sets(struct cgfw_ctx *ctx, struct upd_cmds *u)
 {
@@ -51,8 +59,11 @@ static int collect_sets(struct cgfw_ctx *ctx, struct upd_cmds *u)
 
 	be = cgfw_backends(&n);
 	list_for_each_entry(c, &u->rw.elem_cmds, list) {
-		if (find_set(u, c->table, c->set))
+		s = find_set(u, c->table, c->set);
+		if (s) {
+			note_loc(s, c);
 			continue;
+		}
 		s = calloc(1, sizeof(*s));
 		if (!s || cgfw_strdup(&s->table, c->table) ||
 		    cgfw_strdup(&s->set, c->set)) {
@@ -62,6 +73,7 @@ static int collect_sets(struct cgfw_ctx *ctx, struct upd_cmds *u)
 			return -ENOMEM;
 		}
 		s->loc = &c->loc;
+		note_loc(s, c);
 		list_add_tail(&s->list, &u->sets);
 		ret = -ENOENT;
 		for (i = 0; ret == -ENOENT && i < n; i++)

@@ -16,6 +16,8 @@ struct upd_set {
 	struct list_head list;
 	char *table, *set;
 	const struct cgfw_loc *loc;	/* the first command naming it */
+	/* the first that adds to it, and that deletes from it */
+	const struct cgfw_loc *add_loc, *del_loc;
 	struct nftnl_set *obj;		/* its attributes, as installed */
 	struct nftnl_set *add, *del;	/* elements compiled by nft */
 };

@@ -207,10 +207,13 @@ static int update_map(struct cgfw_ctx *ctx, struct upd_cmds *u,
 			cgfw_err(ctx, "out of memory keeping the elements an update changes");
 			break;
 		}
-		if (del) {
+		if (del) {	/* a missing element is an error, as in nft */
 			ret = bpf_map_delete_elem(fd, k);
-			if (ret == -ENOENT)
-				ret = 0;
+			if (ret)
+				cgfw_err_at(ctx, &u->src, s->del_loc,
+					    "cannot delete an element of set '%s' of table '%s': %s; nothing was changed",
+					    s->set, s->table,
+					    ret == -ENOENT ? "it has no such element" : strerror(-ret));
 			continue;
 		}
 		ret = bpf_map_update_elem(fd, k,

@@ -239,7 +239,8 @@ int cgfw_nft_update(struct cgfw_ctx *ctx, const struct nft_target *tg,
 							 i ? NFT_MSG_NEWSETELEM :
 					    NFT_MSG_DELSETELEM,
 					tg->family, i ? NLM_F_CREATE : 0,
-					us->loc, "the elements");
+					i ? us->add_loc : us->del_loc,
+					"the elements");
 				if (!nlh)
 					break;
 				more = nftnl_set_elems_nlmsg_build_payload_iter(
