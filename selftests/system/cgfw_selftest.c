@@ -749,6 +749,12 @@ TEST_F(cg, named_sets_update_in_place)
 	EXPECT_NE(NULL, strstr(out, ":2:")) TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, "nothing was changed")) TH_LOG("%s", out);
 	EXPECT_EQ(PROBE_EPERM, udp_from(self->path, "127.0.0.4", 5030));
+	/* one element added and deleted: nft's order cannot be kept */
+	EXPECT_EQ(1, update(self, "add element cgroup t ok { 127.0.0.5 }\n"
+			    "delete element cgroup t ok { 127.0.0.5 }",
+			    out, sizeof(out))) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, ":2:1-6: Error: an element of set 'ok' is both added and deleted"))
+		TH_LOG("%s", out);
 	/* an interval: the bpf backend's prefixes */
 	EXPECT_EQ(0, update(self, "add element cgroup t nets { 127.0.0.0-127.0.0.1 }",
 			    out, sizeof(out))) TH_LOG("%s", out);

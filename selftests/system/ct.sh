@@ -146,6 +146,13 @@ for b in nft-emulated bpf; do
 	"$CGFW" delete track
 	check "bpf: delete takes the keeper with the table" \
 		bash -c "! nft list table inet 'cgfw-ct-track' 2> /dev/null"
+	nft add table inet cgfw-ct-track	# someone else's
+	check "bpf: a table of a keeper's name that is not one is neither taken for it nor deleted" \
+		bash -c "! '$CGFW' apply -b bpf '$work/ct.nft' 2> '$work/own.err' &&
+			 grep -q 'cannot make table inet cgfw-ct-track, which keeps connection tracking on' '$work/own.err' &&
+			 '$CGFW' apply -b bpf '$work/noct.nft' 2> /dev/null && '$CGFW' delete track &&
+			 nft list table inet cgfw-ct-track > /dev/null"
+	nft delete table inet cgfw-ct-track
 	sed 's/hook egress/hook ingress/' "$work/ct.nft" > "$work/in.nft"
 	check "bpf: ct at ingress is refused at the rule, saying why" \
 		bash -c "! '$CGFW' apply -b bpf '$work/in.nft' 2> '$work/in.err' &&

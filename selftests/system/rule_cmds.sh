@@ -135,7 +135,7 @@ if "$CGFW" status | grep -q '^nft cgroup family (native): *yes$'; then
 	check "tables of the two nft targets in one update: refused, as they cannot change together" \
 		refused "add rule cgroup rc out udp dport 9302 drop
 add rule cgroup rn out udp dport 9302 drop" \
-		"Error: table 'r[cn]' is held by nft-[a-z]* and table 'r[cn]' by nft-[a-z]*, which cannot change in one transaction: update them in two files"
+		"u.nft:[12]:1-3: Error: table 'r[cn]' is held by nft-[a-z]* and table 'r[cn]' by nft-[a-z]*, which cannot change in one transaction: update them in two files"
 fi
 "$CGFW" flush
 exit $fail

@@ -269,19 +269,26 @@ static int compile_pass(struct cgfw_ctx *ctx, struct upd_cmds *u, bool del)
 	return ret;
 }
 
-/* Does a command of @u name table @name? */
-static bool named(const struct upd_cmds *u, const char *name)
+/* The place of the first command naming table @name, or NULL. */
+static const struct cgfw_loc *named(const struct upd_cmds *u,
+				    const char *name)
 {
+	const struct cgfw_loc *at = NULL;
 	const struct rw_rule_cmd *rc;
 	const struct rw_elem_cmd *ec;
 
 	list_for_each_entry(rc, &u->rw.rule_cmds, list)
-		if (!strcmp(rc->table, name))
-			return true;
+		if (!strcmp(rc->table, name)) {
+			at = &rc->loc;
+			break;
+		}
 	list_for_each_entry(ec, &u->rw.elem_cmds, list)
-		if (!strcmp(ec->table, name))
-			return true;
-	return false;
+		if (!strcmp(ec->table, name)) {
+			if (!at || ec->loc.line < at->line)
+				at = &ec->loc;
+			break;
+		}
+	return at;
 }
 
 /*
@@ -294,6 +301,7 @@ static int holders(struct cgfw_ctx *ctx, const struct upd_cmds *u,
 {
 	const struct backend_ops *const *be, *nft = NULL;
 	struct backend_table *v, *nh;
+	const struct cgfw_loc *at;
 	const char *first = NULL;
 	size_t i, j, n, nv;
 	int ret = 0;
@@ -307,11 +315,14 @@ static int holders(struct cgfw_ctx *ctx, const struct upd_cmds *u,
 			continue;	/* a family this kernel lacks */
 		}
 		for (j = 0; !ret && j < nv; j++) {
-			if (!named(u, v[j].name))
+			at = named(u, v[j].name);
+			if (!at)
 				continue;
 			if (be[i]->nft_family && nft && nft != be[i]) {
-				cgfw_err(ctx, "table '%s' is held by %s and table '%s' by %s, which cannot change in one transaction: update them in two files",
-					 first, nft->name, v[j].name, be[i]->name);
+				cgfw_err_at(ctx, &u->src, at,
+					    "table '%s' is held by %s and table '%s' by %s, which cannot change in one transaction: update them in two files",
+					    first, nft->name, v[j].name,
+					    be[i]->name);
 				ret = -EINVAL;
 				break;
 			}
@@ -422,6 +433,59 @@ static int check_rule_cmds(struct cgfw_ctx *ctx, const struct upd_cmds *u)
 	return ret;
 }
 
+/* Has @set an element whose key (and key end) are @e's? */
+static bool has_elem(struct nftnl_set *set, struct nftnl_set_elem *e)
+{
+	struct nftnl_set_elems_iter *it = nftnl_set_elems_iter_create(set);
+	struct nftnl_set_elem *o;
+	uint32_t kl = 0, ol = 0, el = 0, oel = 0;
+	const void *k, *ok, *ke, *oke;
+	bool found = false;
+
+	k = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY, &kl);
+	ke = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY_END, &el);
+	while (it && !found && (o = nftnl_set_elems_iter_next(it))) {
+		ok = nftnl_set_elem_get(o, NFTNL_SET_ELEM_KEY, &ol);
+		oke = nftnl_set_elem_get(o, NFTNL_SET_ELEM_KEY_END, &oel);
+		found = k && ok && kl == ol && !memcmp(k, ok, kl) &&
+			el == oel && (!el || !memcmp(ke, oke, el));
+	}
+	if (it)
+		nftnl_set_elems_iter_destroy(it);
+	return found;
+}
+
+/*
+ * nft runs a file's commands in order; an update sends each set's
+ * deletions before its additions. The two agree unless one element is
+ * both added and deleted: that is refused, at the first delete.
+ */
+static int check_both(struct cgfw_ctx *ctx, const struct upd_cmds *u)
+{
+	struct nftnl_set_elems_iter *it;
+	struct nftnl_set_elem *e;
+	const struct upd_set *s;
+	bool both = false;
+
+	list_for_each_entry(s, &u->sets, list) {
+		if (!s->add || !s->del)
+			continue;
+		it = nftnl_set_elems_iter_create(s->del);
+		if (!it)
+			return -ENOMEM;
+		while (!both && (e = nftnl_set_elems_iter_next(it)))
+			both = has_elem(s->add, e);
+		nftnl_set_elems_iter_destroy(it);
+		if (both) {
+			cgfw_err_at(ctx, &u->src, s->del_loc,
+				    "an element of set '%s' is both added and deleted in this update, which cgfw cannot do in the order nft would (deletions go first); put them in two updates",
+				    s->set);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 static void release(struct upd_cmds *u)
 {
 	struct upd_set *s, *sn;
@@ -444,9 +508,9 @@ static void release(struct upd_cmds *u)
 	free(u->src.text);
 }
 
-/* Under the lock: the sets, the elements, every backend that holds them. */
 /*
- * Every backend's part, all or nothing: the backends whose changes are
+ * Under the lock: the sets, the elements, and every backend's part, all
+ * or nothing: the backends whose changes are
  * not one transaction (update_end) first, each keeping what it changed;
  * if any part fails, those are put back.
  */
@@ -461,6 +525,7 @@ static int update(struct cgfw_ctx *ctx, struct upd_cmds *u)
 	ret = ret ? : collect_sets(ctx, u);
 	ret = ret ? : compile_pass(ctx, u, false);
 	ret = ret ? : compile_pass(ctx, u, true);
+	ret = ret ? : check_both(ctx, u);
 	be = cgfw_backends(&n);
 	for (i = 0; i < n && k < 8; i++)
 		if (be[i]->update_end)

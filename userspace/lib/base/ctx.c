@@ -99,6 +99,21 @@ void cgfw_ctx_reset(struct cgfw_ctx *ctx)
 	cgfw_ctx_keep(ctx, NULL, NULL);
 }
 
+size_t cgfw_err_mark(const struct cgfw_ctx *ctx)
+{
+	return ctx->err.len;
+}
+
+void cgfw_err_drop(struct cgfw_ctx *ctx, size_t mark)
+{
+	if (!mark) {
+		cgfw_sb_release(&ctx->err);
+	} else if (ctx->err.buf && mark < ctx->err.len) {
+		ctx->err.len = mark;
+		ctx->err.buf[mark] = '\0';
+	}
+}
+
 void cgfw_log(struct cgfw_ctx *ctx, enum cgfw_log_level level,
 	      const char *fmt, ...)
 {
@@ -229,8 +244,10 @@ void cgfw_err_at(struct cgfw_ctx *ctx, const struct cgfw_source *src,
 	size_t len;
 	va_list ap;
 
-	if (!loc || !loc->line) {
-		cgfw_sb_addf(&ctx->err, "%s: Error: ", src->name);
+	if (!src || !loc || !loc->line) {	/* no place: the file, or none */
+		if (src)
+			cgfw_sb_addf(&ctx->err, "%s: ", src->name);
+		cgfw_sb_adds(&ctx->err, "Error: ");
 		va_start(ap, fmt);
 		cgfw_sb_vaddf(&ctx->err, fmt, ap);
 		va_end(ap);

@@ -68,6 +68,13 @@ void cgfw_ctx_keep(struct cgfw_ctx *ctx, void *kept,
 		   void (*release)(void *kept));
 /* What was kept with @release, now the caller's; NULL if nothing was. */
 void *cgfw_ctx_take(struct cgfw_ctx *ctx, void (*release)(void *kept));
+/*
+ * For a step whose failure is no failure of the call (a best effort):
+ * the errors it adds after cgfw_err_mark() are taken back by
+ * cgfw_err_drop(), the call's own kept.
+ */
+size_t cgfw_err_mark(const struct cgfw_ctx *ctx);
+void cgfw_err_drop(struct cgfw_ctx *ctx, size_t mark);
 /* Add an error message without a place in the input. */
 void cgfw_err(struct cgfw_ctx *ctx, const char *fmt, ...) __printf(2, 3);
 /* Add "FILE:L:C-C: Error: msg" plus the source line and carets. */

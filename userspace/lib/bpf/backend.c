@@ -201,18 +201,16 @@ static bool runs_ct(const char *name)
  */
 static void tidy_keepers(struct cgfw_ctx *ctx)
 {
+	size_t mark = cgfw_err_mark(ctx), i;
 	struct cgfw_keepers ks;
-	size_t i;
 
-	if (cgfw_bpf_keepers(ctx, &ks)) {
-		cgfw_ctx_reset(ctx);
-		return;
+	if (!cgfw_bpf_keepers(ctx, &ks)) {
+		for (i = 0; i < ks.n; i++)
+			if (!runs_ct(ks.v[i]) && !cgfw_bpf_staged(ks.v[i]))
+				cgfw_bpf_unkeep_ct(ctx, ks.v[i]);
+		cgfw_bpf_keepers_release(&ks);
 	}
-	for (i = 0; i < ks.n; i++)
-		if (!runs_ct(ks.v[i]) && !cgfw_bpf_staged(ks.v[i]) &&
-		    cgfw_bpf_unkeep_ct(ctx, ks.v[i]))
-			cgfw_ctx_reset(ctx);
-	cgfw_bpf_keepers_release(&ks);
+	cgfw_err_drop(ctx, mark);
 }
 
 static void bpf_bury(struct cgfw_ctx *ctx)
@@ -224,11 +222,12 @@ static void bpf_bury(struct cgfw_ctx *ctx)
 /* The apply did not happen: the keepers it made go. */
 static void unkeep(struct staged *st)
 {
-	size_t i;
+	size_t mark = cgfw_err_mark(st->ctx), i;
 
 	for (i = 0; i < st->n; i++)
-		if (st->keeper[i] && cgfw_bpf_unkeep_ct(st->ctx, st->names[i]))
-			cgfw_ctx_reset(st->ctx);
+		if (st->keeper[i])
+			cgfw_bpf_unkeep_ct(st->ctx, st->names[i]);
+	cgfw_err_drop(st->ctx, mark);	/* the call's error is another */
 }
 
 static void bpf_abort(void *priv)
@@ -385,6 +384,7 @@ static int bpf_finish(struct cgfw_ctx *ctx, char *const *names, size_t n,
 			for (i = 0; i < n; i++)
 				cgfw_bpf_settle(names[i]);
 			cgfw_bpf_unmark();
+			tidy_keepers(ctx);
 			return 0;
 		}
 		why = ctx->err.buf ? ctx->err.buf : "";
@@ -397,6 +397,7 @@ static int bpf_finish(struct cgfw_ctx *ctx, char *const *names, size_t n,
 	for (i = 0; i < n; i++)
 		cgfw_bpf_unswitch(names[i]);
 	cgfw_bpf_unmark();
+	tidy_keepers(ctx);	/* those the apply had made */
 	return 0;
 }
 

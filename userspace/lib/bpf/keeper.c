@@ -9,6 +9,8 @@
  *
  *	table inet cgfw-ct-NAME { chain keep { ct state != 0 } }
  *
+ * with the comment "cgfw: keeps connection tracking on for bpf table
+ * NAME" (only a table with it is taken for a keeper),
  * made before an apply switches any link to the programs that need it,
  * held like the nft targets' tables (nft/nft.h: owned and persistent, so
  * that "nft flush ruleset" passes it by while cgfw daemon holds it), and
@@ -26,6 +28,7 @@
 #include <libnftnl/expr.h>
 #include <libnftnl/rule.h>
 #include <libnftnl/table.h>
+#include <libnftnl/udata.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
 
@@ -34,6 +37,8 @@
 
 #define KEEPER_PREFIX	"cgfw-ct-"
 #define KEEPER_CHAIN	"keep"
+/* its comment, which tells it from a table of that name of another's */
+#define KEEPER_COMMENT	"cgfw: keeps connection tracking on for bpf table "
 /* NFT_TABLE_F_OWNER | NFT_TABLE_F_PERSIST (Linux 6.9), as nft/nft.h */
 #define KEEPER_HELD	(NFT_TABLE_F_OWNER | 0x4)
 
@@ -43,6 +48,25 @@ static int keeper_name(char *buf, size_t size, const char *table)
 	       strlen(buf) < NFT_TABLE_MAXNAMELEN ? 0 : -ENAMETOOLONG;
 }
 
+
+/* Does table @t carry a keeper's comment? */
+static bool is_keeper(const struct nftnl_table *t)
+{
+	const struct nftnl_udata *a;
+	uint32_t len = 0;
+	const void *ud = nftnl_table_get_data(t, NFTNL_TABLE_USERDATA, &len);
+
+	if (!ud)
+		return false;
+	nftnl_udata_for_each_data(ud, len, a) {
+		if (nftnl_udata_type(a) == 0 /* NFTNL_UDATA_TABLE_COMMENT */ &&
+		    nftnl_udata_len(a) > strlen(KEEPER_COMMENT) &&
+		    !strncmp(nftnl_udata_get(a), KEEPER_COMMENT,
+			     strlen(KEEPER_COMMENT)))
+			return true;
+	}
+	return false;
+}
 
 static int keeper_cb(const struct nlmsghdr *nlh, void *data)
 {
@@ -56,7 +80,8 @@ static int keeper_cb(const struct nlmsghdr *nlh, void *data)
 		goto out;
 	}
 	name = nftnl_table_get_str(t, NFTNL_TABLE_NAME);
-	if (!name || strncmp(name, KEEPER_PREFIX, strlen(KEEPER_PREFIX)))
+	if (!name || strncmp(name, KEEPER_PREFIX, strlen(KEEPER_PREFIX)) ||
+	    !is_keeper(t))
 		goto out;
 	v = realloc(ns->v, (ns->n + 1) * sizeof(*v));
 	if (!v) {
@@ -134,16 +159,27 @@ int cgfw_bpf_ct_kept(struct cgfw_ctx *ctx, const char *table)
 static int keeper_batch(struct cgfw_nl_batch *nb, const char *kname,
 			uint32_t flags)
 {
+	struct nftnl_udata_buf *ud = nftnl_udata_buf_alloc(NFT_USERDATA_MAXLEN);
 	struct nftnl_table *t = nftnl_table_alloc();
 	struct nftnl_chain *c = nftnl_chain_alloc();
 	struct nftnl_rule *r = nftnl_rule_alloc();
 	struct nftnl_expr *e = nftnl_expr_alloc("ct");
+	char comment[NFT_USERDATA_MAXLEN];
 	uint32_t zero = 0;
 	int ret = -ENOMEM;
 
-	if (!t || !c || !r || !e)
+	if (!ud || !t || !c || !r || !e)
 		goto out;
+	snprintf(comment, sizeof(comment), KEEPER_COMMENT "%s",
+		 kname + strlen(KEEPER_PREFIX));
+	if (!nftnl_udata_put_strz(ud, 0 /* NFTNL_UDATA_TABLE_COMMENT */,
+				  comment)) {
+		ret = -ENAMETOOLONG;
+		goto out;
+	}
 	nftnl_table_set_str(t, NFTNL_TABLE_NAME, kname);
+	nftnl_table_set_data(t, NFTNL_TABLE_USERDATA, nftnl_udata_buf_data(ud),
+			     nftnl_udata_buf_len(ud));
 	if (flags)
 		nftnl_table_set_u32(t, NFTNL_TABLE_FLAGS, flags);
 	nftnl_chain_set_str(c, NFTNL_CHAIN_TABLE, kname);
@@ -178,6 +214,8 @@ out:
 		nftnl_chain_free(c);
 	if (t)
 		nftnl_table_free(t);
+	if (ud)
+		nftnl_udata_buf_free(ud);
 	return ret;
 }
 
@@ -207,6 +245,7 @@ static int send_keeper(struct cgfw_ctx *ctx, const char *kname,
 static void take_keeper(struct cgfw_ctx *ctx, const char *kname)
 {
 	struct nftnl_table *t = nftnl_table_alloc();
+	size_t mark = cgfw_err_mark(ctx);
 	struct cgfw_nl_batch nb;
 	struct mnl_socket *nl;
 
@@ -223,13 +262,14 @@ static void take_keeper(struct cgfw_ctx *ctx, const char *kname)
 		}
 		cgfw_nl_writer_close(ctx, nl);
 	}
-	cgfw_ctx_reset(ctx);
+	cgfw_err_drop(ctx, mark);
 	nftnl_table_free(t);
 }
 
 int cgfw_bpf_keep_ct(struct cgfw_ctx *ctx, const char *table, bool *made)
 {
 	char kname[NFT_TABLE_MAXNAMELEN + 16];
+	size_t mark = cgfw_err_mark(ctx);
 	int ret;
 
 	*made = false;
@@ -240,20 +280,30 @@ int cgfw_bpf_keep_ct(struct cgfw_ctx *ctx, const char *table, bool *made)
 		return ret;
 	}
 	ret = cgfw_bpf_ct_kept(ctx, table);
+	if (ret < 0) {
+		cgfw_err(ctx, "cannot read the nf_tables tables, to find the conntrack keeper of table '%s': %s",
+			 table, strerror(-ret));
+		return ret;
+	}
 	if (ret > 0 && ctx->hold_tables)
 		take_keeper(ctx, kname);
 	if (ret)
-		return ret < 0 ? ret : 0;
+		return 0;
 	ret = send_keeper(ctx, kname, KEEPER_HELD);
 	if (ret == -EOPNOTSUPP || ret == -EINVAL) {	/* before Linux 6.9 */
-		cgfw_ctx_reset(ctx);
+		cgfw_err_drop(ctx, mark);
 		ret = send_keeper(ctx, kname, 0);
 	}
-	if (ret) {
+	if (ret == -EEXIST) {
+		cgfw_err_drop(ctx, mark);
+		cgfw_err(ctx, "cannot make table inet %s, which keeps connection tracking on for the ct rules of table '%s': a table of that name that cgfw did not make is there; delete it, or rename table '%s'",
+			 kname, table, table);
+	} else if (ret) {
 		cgfw_err(ctx, "cannot make table inet %s, which keeps connection tracking on for the ct rules of table '%s': %s",
 			 kname, table, strerror(-ret));
-		return ret;
 	}
+	if (ret)
+		return ret;
 	*made = true;
 	return 0;
 }
@@ -262,6 +312,7 @@ int cgfw_bpf_unkeep_ct(struct cgfw_ctx *ctx, const char *table)
 {
 	char kname[NFT_TABLE_MAXNAMELEN + 16];
 	struct nftnl_table *t = nftnl_table_alloc();
+	size_t mark = cgfw_err_mark(ctx);
 	struct cgfw_nl_batch nb;
 	struct mnl_socket *nl = NULL;
 	int ret;
@@ -275,8 +326,12 @@ int cgfw_bpf_unkeep_ct(struct cgfw_ctx *ctx, const char *table)
 	PUT(&nb, NFT_MSG_DELTABLE, 0, nftnl_table_nlmsg_build_payload, t);
 	ret = cgfw_nl_batch_commit(ctx, nl, &nb, NULL);
 	cgfw_nl_batch_release(&nb);
+	if (ret == -EPERM)	/* conntrack stays on: nothing fails open */
+		cgfw_log(ctx, CGFW_LOG_INFO,
+			 "table inet %s, the conntrack keeper of table '%s', is held by another process (cgfw daemon): it stays until that process lets it go",
+			 kname, table);
 	if (ret == -ENOENT || ret == -EPERM) {
-		cgfw_ctx_reset(ctx);
+		cgfw_err_drop(ctx, mark);
 		ret = 0;
 	}
 out:

@@ -608,6 +608,7 @@ static int add_set(struct model_table *mt, const struct desc *d,
 static int keeper_note(struct cgfw_ctx *ctx, struct model_table *mt,
 		       const struct desc *d)
 {
+	size_t mark = cgfw_err_mark(ctx);
 	int kept;
 
 	if (!d->conntrack || mt->note)
@@ -615,7 +616,7 @@ static int keeper_note(struct cgfw_ctx *ctx, struct model_table *mt,
 	kept = cgfw_bpf_ct_kept(ctx, mt->name);
 	if (kept == 1)
 		return 0;
-	cgfw_ctx_reset(ctx);
+	cgfw_err_drop(ctx, mark);
 	mt->degraded = true;
 	if (asprintf(&mt->note, kept ?
 		     "its ct rules need connection tracking; cgfw cannot tell whether its keeper, table inet cgfw-ct-%s, is there (%s)" :

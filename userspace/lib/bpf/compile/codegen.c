@@ -1743,13 +1743,8 @@ static bool gen_no_device(struct cg *g, struct nftnl_expr *e, uint32_t key,
 	}
 	if (key == NFT_META_IIFTYPE || key == NFT_META_OIFTYPE ||
 	    key == NFT_META_IIFGROUP || key == NFT_META_OIFGROUP) {
-		/*
-		 * the rule ends here; what follows must stay reachable for
-		 * the verifier: skb->cb[3] is 0 at run time (the prologue's)
-		 */
-		E(I_LDX(BPF_W, BPF_REG_1, R_CTX,
-			offsetof(struct __sk_buff, cb[3])));
-		cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_1, 0, brk);
+		/* the rule ends here (the emitter drops what follows) */
+		cgfw_em_goto(g->em, brk);
 		return true;
 	}
 	n = key == NFT_META_IIFNAME || key == NFT_META_OIFNAME ? 16 : 4;

@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <linux/bpf.h>
 #include <linux/netfilter/nf_tables.h>
@@ -32,6 +33,13 @@
 #define CT_TEMPLATE	(1u << 11)	/* IPS_TEMPLATE */
 #define CT_BIT_INVALID	(1u << 0)	/* NF_CT_STATE_INVALID_BIT */
 #define CT_BIT_UNTRACKED (1u << 6)	/* NF_CT_STATE_UNTRACKED_BIT */
+
+/* where in nf_conn's unsigned long status its low 32 bits are */
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define STATUS_LOW	(sizeof(long) - 4)
+#else
+#define STATUS_LOW	0
+#endif
 
 /* scratch: the entry's address, ctinfo, then what is read of it */
 #define S_ENTRY	STK_SCRATCH
@@ -137,7 +145,7 @@ static void gen_zone(struct cg *g, const struct cgfw_kbtf_ct *ct, int dir,
 
 	read_entry(g, S_VAL, 4, ct->zone);
 	E(I_LDX(BPF_H, BPF_REG_1, BPF_REG_10, S_VAL));
-	if (dir >= 0) {
+	if (dir == 0 || dir == 1) {
 		E(I_LDX(BPF_B, BPF_REG_2, BPF_REG_10, S_VAL + 3));
 		E(I_ALU64_IMM(BPF_AND, BPF_REG_2, 1 << dir));
 		cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_2, 0, done);
@@ -335,6 +343,12 @@ void cgfw_cg_ct(struct cg *g, struct nftnl_expr *e, int brk)
 	off = cgfw_cg_reg(g, nftnl_expr_get_u32(e, NFTNL_EXPR_CT_DREG), len);
 	if (!off)
 		return;
+	/* its keeper is table inet cgfw-ct-NAME (bpf/keeper.c) */
+	if (strlen(g->bt->table->name) > NFT_TABLE_MAXNAMELEN - 1 - 8) {
+		cgfw_cg_refuse(g, "ct: the table's conntrack keeper would be table inet cgfw-ct-%.20s..., longer than nf_tables takes; use a table name of at most %d characters",
+			       g->bt->table->name, NFT_TABLE_MAXNAMELEN - 1 - 8);
+		return;
+	}
 	g->bt->conntrack = true;
 	load_nfct(g, kb);
 	if (key == NFT_CT_STATE) {
@@ -343,7 +357,7 @@ void cgfw_cg_ct(struct cg *g, struct nftnl_expr *e, int brk)
 	}
 	/* no entry, or a template: the rule ends */
 	cgfw_em_jmp_imm(g->em, BPF_JEQ, BPF_REG_1, 0, brk);
-	read_entry(g, S_VAL, 4, kb->ct.status);
+	read_entry(g, S_VAL, 4, kb->ct.status + STATUS_LOW);
 	E(I_LDX(BPF_W, BPF_REG_1, BPF_REG_10, S_VAL));
 	E(I_ALU64_IMM(BPF_AND, BPF_REG_1, CT_TEMPLATE));
 	cgfw_em_jmp_imm(g->em, BPF_JNE, BPF_REG_1, 0, brk);
