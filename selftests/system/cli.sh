@@ -122,6 +122,10 @@ check "... at egress only, and in the chains egress jumps to" \
 	bash -c "'$CGFW' check -b nft-emulated '$work/synack2.nft' 2>&1 | grep -q 'synack2.nft:11: the emulated target' &&
 		 sed -i 's/jump sub/accept/' '$work/synack2.nft' &&
 		 [ -z \"\$('$CGFW' check -b nft-emulated '$work/synack2.nft' 2>&1)\" ]"
+printf 'table cgroup pd {\n\tchain in {\n\t\ttype filter hook ingress cgroup "%s" priority 0; policy drop;\n\t\ttcp dport 22 accept\n\t}\n}\n' "$cg" > "$work/pd.nft"
+check "check -b nft-emulated says, at an ingress chain with policy drop, what passes it there and not on the other backends" \
+	bash -c "'$CGFW' check -b nft-emulated '$work/pd.nft' 2>&1 | grep -q \"pd.nft:2: chain 'in' drops at ingress what its rules do not accept, but the emulated target\" &&
+		 [ -z \"\$('$CGFW' check -b bpf '$work/pd.nft' 2>&1)\" ]"
 printf 'table cgroup i {\n\tchain in {\n\t\ttype filter hook ingress cgroup "%s" priority 0; policy accept;\n\t\tudp dport 10 jump sub\n\t}\n\tchain sub {\n\t\tct state established accept\n\t}\n\tchain out {\n\t\ttype filter hook egress cgroup "%s" priority 0; policy accept;\n\t\tct state new counter\n\t}\n}\n' "$cg" "$cg" > "$work/ctin.nft"
 if ! "$CGFW" status | grep -q '^nft cgroup family (native): *yes$'; then
 	ok "check with the native family says that it sees no conntrack at ingress, at the rule # SKIP this kernel has no cgroup family"

@@ -332,15 +332,6 @@ reached_rule(const struct ir_table *t, enum cgfw_dir dir,
 }
 
 /*
- * What the emulated target does otherwise than the other backends is
- * said. A listening socket's SYN-ACK is sent from a request socket, which
- * socket cgroupv2 does not tie to the listener's cgroup: at egress it
- * passes the chains of that cgroup, where the native family and the bpf
- * backend run them (the CGROUP_SKB hook runs for the listener). A rule on
- * TCP flags at egress is where that is meant: said once a table, at the
- * first one.
- */
-/*
  * Say @what at the first rule of each table, in the chains that direction
  * @dir reaches, for which @pred holds.
  */
@@ -361,14 +352,47 @@ static void warn_reached(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 	}
 }
 
+/*
+ * An ingress chain with policy drop: the packets the emulated target
+ * cannot tie to a socket of the cgroup pass it (docs/cgfw.8.rst,
+ * LIMITATIONS), where the other backends drop them. Said at the chain.
+ */
+static void warn_untied(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs)
+{
+	const struct ir_table *t;
+	const struct ir_chain *c;
+	char at[CGFW_WHERE_MAX];
+
+	list_for_each_entry(t, &rs->tables, list)
+		list_for_each_entry(c, &t->chains, list)
+			if (c->base && c->dir == CGFW_INGRESS &&
+			    c->policy == NF_DROP)
+				cgfw_log(ctx, CGFW_LOG_WARN,
+					 "%s: chain '%s' drops at ingress what its rules do not accept, but the emulated target (inet, socket cgroupv2) cannot tie some packets to a socket: ICMP echo replies, raw and SCTP sockets' packets, the third packet of a TCP handshake and segments of TIME_WAIT connections pass it whatever its policy (the bpf backend and the native family see them)",
+					 cgfw_src_lines(&rs->src, c->loc.line,
+							0, at, sizeof(at)),
+					 c->name);
+}
+
+/*
+ * What the emulated target does otherwise than the other backends is
+ * said. A listening socket's SYN-ACK is sent from a request socket, which
+ * socket cgroupv2 does not tie to the listener's cgroup: at egress it
+ * passes the chains of that cgroup, where the native family and the bpf
+ * backend run them (the CGROUP_SKB hook runs for the listener). A rule on
+ * TCP flags at egress is where that is meant: said once a table, at the
+ * first one. At ingress, a policy drop lets what is not tied through.
+ */
 static int emulated_check(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs)
 {
 	int ret = any_check(ctx, rs);
 
-	if (!ret)
-		warn_reached(ctx, rs, CGFW_EGRESS, loads_tcp_flags,
-			     "the emulated target (inet, socket cgroupv2) does not see the SYN-ACK that a listening socket of the cgroup sends (it leaves from a request socket, which socket cgroupv2 does not tie to the cgroup): a rule on TCP flags at egress matches it with the native family and the bpf backend, not here");
-	return ret;
+	if (ret)
+		return ret;
+	warn_reached(ctx, rs, CGFW_EGRESS, loads_tcp_flags,
+		     "the emulated target (inet, socket cgroupv2) does not see the SYN-ACK that a listening socket of the cgroup sends (it leaves from a request socket, which socket cgroupv2 does not tie to the cgroup): a rule on TCP flags at egress matches it with the native family and the bpf backend, not here");
+	warn_untied(ctx, rs);
+	return 0;
 }
 
 /* Does rule @r hold an expression named @name? */
