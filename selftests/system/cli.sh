@@ -11,6 +11,10 @@ sed "s|web.slice|$cg|" \
 check "status names the cgroup2 mount and the nft features" \
 	bash -c "'$CGFW' status | grep -q '^cgroup2 mount: *$root\$' &&
 		 '$CGFW' status | grep -q '^nft socket cgroupv2: *yes\$'"
+[ -e /sys/kernel/btf/vmlinux ] && btf=yes || btf=no
+check "status says whether the bpf backend reads device names and ct through the kernel's BTF ($btf)" \
+	bash -c "'$CGFW' status | grep -q '^bpf device names (kernel BTF): *$btf\$' &&
+		 '$CGFW' status | grep -q '^bpf ct at egress (kernel BTF): *$btf\$'"
 check "status -j is JSON" \
 	bash -c "'$CGFW' status -j | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d[\"nf_tables\"] is True'"
 check "status without privileges: the kernel's features are unknown, not no" \

@@ -8,6 +8,7 @@
 #include <linux/netfilter.h>
 
 #include "backend.h"
+#include "bpf/compile/kbtf.h"
 #include "base/json.h"
 #include "base/mounts.h"
 #include "front/cgroup.h"
@@ -32,8 +33,10 @@ static bool has_cap(int cap)
 
 CGFW_API int cgfw_status__probe(struct cgfw_ctx *ctx, struct cgfw_status *st)
 {
+	const struct cgfw_kbtf *kb;
 	struct mnl_socket *nl;
 	size_t sz;
+	int err;
 
 	if (!ctx || !st || st->sz < offsetofend(struct cgfw_status, privileged))
 		return libcgfw_err(-EINVAL);
@@ -62,6 +65,11 @@ CGFW_API int cgfw_status__probe(struct cgfw_ctx *ctx, struct cgfw_status *st)
 	}
 	if (sz > offsetof(struct cgfw_status, bpf_backend_built))
 		st->bpf_backend_built = true;
+	if (st->bpf_cgroup_skb && sz > offsetof(struct cgfw_status, bpf_ct)) {
+		kb = cgfw_kbtf(&err);
+		st->bpf_device_names = kb;
+		st->bpf_ct = kb && !kb->ct_err;
+	}
 	return 0;
 }
 
@@ -121,6 +129,13 @@ CGFW_API int cgfw_status__format(const struct cgfw_status *st,
 	answer(&sb, j, "bpf_backend_built", "bpf backend built:",
 	       st->sz > offsetof(struct cgfw_status, bpf_backend_built) &&
 	       st->bpf_backend_built, true);
+	if (st->sz > offsetof(struct cgfw_status, bpf_ct)) {
+		answer(&sb, j, "bpf_device_names",
+		       "bpf device names (kernel BTF):", st->bpf_device_names,
+		       known);
+		answer(&sb, j, "bpf_ct", "bpf ct at egress (kernel BTF):",
+		       st->bpf_ct, known);
+	}
 	answer(&sb, j, "privileged", "privileged (NET_ADMIN, SYS_ADMIN):",
 	       st->privileged, true);
 	if (j) {

@@ -470,6 +470,9 @@ struct cgfw_status {
 	bool bpf_cgroup_skb;		/* BPF_PROG_TYPE_CGROUP_SKB loads */
 	bool privileged;		/* CAP_NET_ADMIN and CAP_SYS_ADMIN */
 	bool bpf_backend_built;		/* this build has the bpf backend */
+	/* the bpf backend reads the kernel's sk_buff through its BTF: */
+	bool bpf_device_names;		/* meta iifname, oifname, types */
+	bool bpf_ct;			/* ct at egress */
 	size_t :0;
 };
 
