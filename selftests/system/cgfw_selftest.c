@@ -760,6 +760,14 @@ TEST_F(cg, named_sets_update_in_place)
 			    out, sizeof(out))) TH_LOG("%s", out);
 	EXPECT_EQ(PROBE_PASSED, udp_from(self->path, "127.0.0.1", 5030));
 	EXPECT_EQ(PROBE_EPERM, udp_from(self->path, "127.0.0.4", 5030));
+	/* an interval deleted where another added ends: not the same */
+	EXPECT_EQ(0, update(self, "add element cgroup t nets { 127.0.3.0/24 }",
+			    out, sizeof(out))) TH_LOG("%s", out);
+	EXPECT_EQ(0, update(self, "add element cgroup t nets { 127.0.2.0/24 }\n"
+			    "delete element cgroup t nets { 127.0.3.0/24 }",
+			    out, sizeof(out))) TH_LOG("%s", out);
+	EXPECT_EQ(PROBE_PASSED, udp_from(self->path, "127.0.2.5", 5030));
+	EXPECT_EQ(PROBE_EPERM, udp_from(self->path, "127.0.3.5", 5030));
 
 	/* the same programs: nothing was reloaded */
 	run(after, sizeof(after), "bpftool cgroup show %s", self->path);

@@ -433,7 +433,18 @@ static int check_rule_cmds(struct cgfw_ctx *ctx, const struct upd_cmds *u)
 	return ret;
 }
 
-/* Has @set an element whose key (and key end) are @e's? */
+static bool ends(struct nftnl_set_elem *e)
+{
+	return nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_FLAGS) &&
+	       nftnl_set_elem_get_u32(e, NFTNL_SET_ELEM_FLAGS) &
+	       NFT_SET_ELEM_INTERVAL_END;
+}
+
+/*
+ * Has @set an element whose key (and key end) are @e's? An interval's end,
+ * without a key end, is an element of its own (and nft puts one at 0
+ * before a first interval): intervals are compared by their starts.
+ */
 static bool has_elem(struct nftnl_set *set, struct nftnl_set_elem *e)
 {
 	struct nftnl_set_elems_iter *it = nftnl_set_elems_iter_create(set);
@@ -447,8 +458,9 @@ static bool has_elem(struct nftnl_set *set, struct nftnl_set_elem *e)
 	while (it && !found && (o = nftnl_set_elems_iter_next(it))) {
 		ok = nftnl_set_elem_get(o, NFTNL_SET_ELEM_KEY, &ol);
 		oke = nftnl_set_elem_get(o, NFTNL_SET_ELEM_KEY_END, &oel);
-		found = k && ok && kl == ol && !memcmp(k, ok, kl) &&
-			el == oel && (!el || !memcmp(ke, oke, el));
+		found = !ends(o) && k && ok && kl == ol &&
+			!memcmp(k, ok, kl) && el == oel &&
+			(!el || !memcmp(ke, oke, el));
 	}
 	if (it)
 		nftnl_set_elems_iter_destroy(it);
@@ -474,7 +486,7 @@ static int check_both(struct cgfw_ctx *ctx, const struct upd_cmds *u)
 		if (!it)
 			return -ENOMEM;
 		while (!both && (e = nftnl_set_elems_iter_next(it)))
-			both = has_elem(s->add, e);
+			both = !ends(e) && has_elem(s->add, e);
 		nftnl_set_elems_iter_destroy(it);
 		if (both) {
 			cgfw_err_at(ctx, &u->src, s->del_loc,

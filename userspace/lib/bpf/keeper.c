@@ -10,13 +10,14 @@
  *	table inet cgfw-ct-NAME { chain keep { ct state != 0 } }
  *
  * with the comment "cgfw: keeps connection tracking on for bpf table
- * NAME" (only a table with it is taken for a keeper),
- * made before an apply switches any link to the programs that need it,
- * held like the nft targets' tables (nft/nft.h: owned and persistent, so
- * that "nft flush ruleset" passes it by while cgfw daemon holds it), and
- * deleted once no program of the table reads ct any more (backend.c,
- * tidy_keepers()): a kill in between leaves conntrack on, never off. "cgfw list" says so when the
- * keeper of a table that needs one is gone (bpf/read.c).
+ * NAME" (only a table with it is taken for a keeper). It is made before
+ * an apply switches any link to the programs that need it, held like the
+ * nft targets' tables (nft/nft.h: owned and persistent, so that "nft
+ * flush ruleset" passes it by while cgfw daemon holds it), and deleted
+ * once no program of the table reads ct any more (backend.c,
+ * tidy_keepers()): a kill in between leaves conntrack on, never off.
+ * "cgfw list" says when the keeper of a table that needs one is gone
+ * (bpf/read.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -47,7 +48,6 @@ static int keeper_name(char *buf, size_t size, const char *table)
 	return (size_t)snprintf(buf, size, KEEPER_PREFIX "%s", table) < size &&
 	       strlen(buf) < NFT_TABLE_MAXNAMELEN ? 0 : -ENAMETOOLONG;
 }
-
 
 /* Does table @t carry a keeper's comment? */
 static bool is_keeper(const struct nftnl_table *t)
@@ -155,7 +155,7 @@ int cgfw_bpf_ct_kept(struct cgfw_ctx *ctx, const char *table)
 		}							\
 	} while (0)
 
-/* table, chain and rule; NULL objects when out of memory */
+/* The keeper's table, chain and rule into @nb. */
 static int keeper_batch(struct cgfw_nl_batch *nb, const char *kname,
 			uint32_t flags)
 {
