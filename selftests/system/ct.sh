@@ -171,17 +171,10 @@ rules=$work/rules
 mkdir -p "$rules"
 cp "$work/ct.nft" "$rules/"
 keeper() { nft list table inet cgfw-ct-track > /dev/null 2>&1; }
-wait_for() {	# wait_for SECONDS COMMAND...
-	local end=$((SECONDS + $1)); shift
-	until "$@"; do
-		[ $SECONDS -ge $end ] && return 1
-		sleep 0.1
-	done
-}
 for hold in "" --no-hold; do
 	"$CGFW" daemon -b bpf -d "$rules" $hold 2> "$work/log" &
 	dpid=$!
-	if ! wait_for 30 keeper; then
+	if ! wait_until 30 keeper; then
 		not_ok "daemon $hold: the table and its keeper applied" "$(tail -5 "$work/log")"
 	else
 		sleep 1
@@ -190,7 +183,7 @@ for hold in "" --no-hold; do
 			check "daemon: nft flush ruleset passes the keeper by (the daemon holds it)" keeper
 		else
 			check "daemon --no-hold: after nft flush ruleset, the daemon makes the keeper again" \
-				wait_for 30 keeper
+				wait_until 30 keeper
 			check "daemon --no-hold: and says why" \
 				grep -q "ct.nft: its tables were changed, or detached, by another program: applying them again" "$work/log"
 		fi

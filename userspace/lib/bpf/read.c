@@ -618,10 +618,11 @@ static int keeper_note(struct cgfw_ctx *ctx, struct model_table *mt,
 		return 0;
 	cgfw_err_drop(ctx, mark);
 	mt->degraded = true;
-	if (asprintf(&mt->note, kept ?
-		     "its ct rules need connection tracking; cgfw cannot tell whether its keeper, table inet cgfw-ct-%s, is there (%s)" :
-		     "its ct rules read no connection tracking: their keeper, table inet cgfw-ct-%s, is gone (nft flush ruleset?), and unless something else uses conntrack here every packet reads as ct state invalid%s; apply the table again",
-		     mt->name, kept ? strerror(-kept) : "") < 0) {
+	if ((kept ?
+	     asprintf(&mt->note, "its ct rules need connection tracking; cgfw cannot tell whether its keeper, table inet cgfw-ct-%s, is there (%s)",
+		      mt->name, strerror(-kept)) :
+	     asprintf(&mt->note, "its ct rules read no connection tracking: their keeper, table inet cgfw-ct-%s, is gone (nft flush ruleset?), and unless something else uses conntrack here every packet reads as ct state invalid; apply the table again",
+		      mt->name)) < 0) {
 		mt->note = NULL;
 		return -ENOMEM;
 	}
