@@ -154,7 +154,7 @@ for b in nft-emulated bpf; do
 	nft add table inet cgfw-ct-track	# someone else's
 	check "bpf: a table of a keeper's name that is not one is neither taken for it nor deleted" \
 		bash -c "! '$CGFW' apply -b bpf '$work/ct.nft' 2> '$work/own.err' &&
-			 grep -q 'cannot make table inet cgfw-ct-track, which keeps connection tracking on' '$work/own.err' &&
+			 grep -q 'ct.nft:1:[0-9-]*: Error: cannot make table inet cgfw-ct-track, which keeps connection tracking on' '$work/own.err' &&
 			 '$CGFW' apply -b bpf '$work/noct.nft' 2> /dev/null && '$CGFW' delete track &&
 			 nft list table inet cgfw-ct-track > /dev/null"
 	nft delete table inet cgfw-ct-track

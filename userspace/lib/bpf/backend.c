@@ -296,6 +296,7 @@ static int bpf_stage(struct cgfw_ctx *ctx, const struct cgfw_ruleset *rs,
 		/* conntrack on before any program that reads it runs */
 		if (!ret && bt[i].conntrack)
 			ret = cgfw_bpf_keep_ct(ctx, bt[i].table->name,
+					       &rs->src, &bt[i].table->loc,
 					       &st->keeper[st->n - 1]);
 	}
 	/* the pins hold what was loaded now */

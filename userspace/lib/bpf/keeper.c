@@ -266,7 +266,9 @@ static void take_keeper(struct cgfw_ctx *ctx, const char *kname)
 	nftnl_table_free(t);
 }
 
-int cgfw_bpf_keep_ct(struct cgfw_ctx *ctx, const char *table, bool *made)
+int cgfw_bpf_keep_ct(struct cgfw_ctx *ctx, const char *table,
+		     const struct cgfw_source *src, const struct cgfw_loc *loc,
+		     bool *made)
 {
 	char kname[NFT_TABLE_MAXNAMELEN + 16];
 	size_t mark = cgfw_err_mark(ctx);
@@ -275,13 +277,13 @@ int cgfw_bpf_keep_ct(struct cgfw_ctx *ctx, const char *table, bool *made)
 	*made = false;
 	ret = keeper_name(kname, sizeof(kname), table);
 	if (ret) {
-		cgfw_err(ctx, "table name '%s' is too long for its conntrack keeper (table inet %s...); use a shorter name",
+		cgfw_err_at(ctx, src, loc, "table name '%s' is too long for its conntrack keeper (table inet %s...); use a shorter name",
 			 table, KEEPER_PREFIX);
 		return ret;
 	}
 	ret = cgfw_bpf_ct_kept(ctx, table);
 	if (ret < 0) {
-		cgfw_err(ctx, "cannot read the nf_tables tables, to find the conntrack keeper of table '%s': %s",
+		cgfw_err_at(ctx, src, loc, "cannot read the nf_tables tables, to find the conntrack keeper of table '%s': %s",
 			 table, strerror(-ret));
 		return ret;
 	}
@@ -296,10 +298,10 @@ int cgfw_bpf_keep_ct(struct cgfw_ctx *ctx, const char *table, bool *made)
 	}
 	if (ret == -EEXIST) {
 		cgfw_err_drop(ctx, mark);
-		cgfw_err(ctx, "cannot make table inet %s, which keeps connection tracking on for the ct rules of table '%s': a table of that name that cgfw did not make is there; delete it, or rename table '%s'",
+		cgfw_err_at(ctx, src, loc, "cannot make table inet %s, which keeps connection tracking on for the ct rules of table '%s': a table of that name that cgfw did not make is there; delete it, or rename table '%s'",
 			 kname, table, table);
 	} else if (ret) {
-		cgfw_err(ctx, "cannot make table inet %s, which keeps connection tracking on for the ct rules of table '%s': %s",
+		cgfw_err_at(ctx, src, loc, "cannot make table inet %s, which keeps connection tracking on for the ct rules of table '%s': %s",
 			 kname, table, strerror(-ret));
 	}
 	if (ret)

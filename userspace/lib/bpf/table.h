@@ -305,7 +305,9 @@ int cgfw_bpf_list(struct cgfw_ctx *ctx, const char *name,
 /* ---- the conntrack keeper of a table that reads ct (keeper.c) ---- */
 
 /* Make it, if it is not there (*@made: it was not). */
-int cgfw_bpf_keep_ct(struct cgfw_ctx *ctx, const char *table, bool *made);
+int cgfw_bpf_keep_ct(struct cgfw_ctx *ctx, const char *table,
+		     const struct cgfw_source *src, const struct cgfw_loc *loc,
+		     bool *made);
 /* Delete it; one that another process holds is left. */
 int cgfw_bpf_unkeep_ct(struct cgfw_ctx *ctx, const char *table);
 /* 1 if it is there, 0 if not, or -errno. */
