@@ -10,6 +10,8 @@
  *			costs (CLS_PRM=binth,spfac,cuts_log2,forks,fork_min,
  *			dense_space)
  *   test_cls bench N [SEED] [PSEED]     the benchmark packets' walks
+ *   test_cls crossing N [SEED] [PACKETS]  the same as stats, on a list
+ *			whose wildcards cross (crossing())
  *   test_cls file RULES TRACE [MAX]      a ClassBench filter set (.xz or
  *			not) and its trace: the build, the walks' costs
  */
@@ -191,18 +193,106 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* A random prefix of @len bits, IPv4. */
+static void any_prefix(struct cb_rng *r, struct cb_addr *a, int len)
+{
+	int i;
+
+	memset(a, 0, sizeof(*a));
+	for (i = 0; i < len; i++)
+		cb_set_bit(a, i, cb_rnd(r, 2));
+}
+
+/* A prefix of @len bits under @base (of @blen bits), IPv4. */
+static void sub_prefix(struct cb_rng *r, struct cb_addr *a,
+		       const struct cb_addr *base, int blen, int len)
+{
+	int i;
+
+	*a = *base;
+	for (i = blen; i < 32; i++)
+		cb_set_bit(a, i, i < len ? cb_rnd(r, 2) : 0);
+}
+
+/* A wide prefix's length, as acl3's: mostly /15, some /1, the rest /8-/14. */
+static int wide_len(struct cb_rng *r)
+{
+	int k = cb_rnd(r, 10);
+
+	return k < 7 ? 15 : k < 8 ? 1 : 8 + cb_rnd(r, 7);
+}
+
+/*
+ * An access list whose wildcards cross, as ClassBench's acl3 and acl4
+ * have them (about 16% of their rules wide in the source address and
+ * narrow in the destination, 13% the reverse, 2% wide in both, the rest
+ * narrow in both; "wide": shorter than /16), and nest (a /17 or a /32
+ * inside a /15 that other rules name): one tree of all of them copies
+ * each wide rule into every child of a cut on the address it is wide in.
+ * IPv4 only; a few hundred /15 blocks, addresses within them.
+ */
+static void crossing(struct cb_set *s, int n, uint64_t seed)
+{
+	static const int dports[][2] = {
+		{ 0, 65535 }, { 1024, 65535 }, { 80, 80 }, { 443, 443 },
+		{ 25, 25 }, { 53, 53 }, { 20, 21 }, { 514, 514 },
+	};
+	struct cb_addr blocks[300];
+	int i, k, b, len;
+	struct cb_rng r;
+
+	memset(s, 0, sizeof(*s));
+	cb_default_cfg(&s->cfg);
+	s->cfg.v6_percent = 0;
+	s->cfg.v4_base_len = 0;		/* wildcards anywhere */
+	s->rules = calloc(n ? n : 1, sizeof(*s->rules));
+	if (!s->rules)
+		return;
+	cb_seed(&r, seed);
+	for (i = 0; i < 300; i++)
+		any_prefix(&r, &blocks[i], 15);
+	for (i = 0; i < n; i++) {
+		struct cb_rule *ru = &s->rules[i];
+		bool wide_src, wide_dst;
+
+		k = cb_rnd(&r, 100);
+		wide_src = k < 16 || k >= 98;
+		wide_dst = (k >= 16 && k < 29) || k >= 98;
+		b = cb_rnd(&r, 300);
+		len = wide_src ? wide_len(&r) : 17 + cb_rnd(&r, 16);
+		sub_prefix(&r, &ru->src, &blocks[b], len < 15 ? len : 15, len);
+		ru->slen = len;
+		b = cb_rnd(&r, 100);	/* destinations from fewer blocks */
+		len = wide_dst ? wide_len(&r) : cb_rnd(&r, 3) ? 32 : 17 + cb_rnd(&r, 15);
+		sub_prefix(&r, &ru->dst, &blocks[b], len < 15 ? len : 15, len);
+		ru->dlen = len;
+		k = cb_rnd(&r, 100);
+		ru->proto = k < 65 ? CB_TCP : k < 90 ? CB_UDP : 0;
+		ru->sport[1] = 65535;
+		ru->dport[1] = 65535;
+		if (ru->proto) {
+			k = cb_rnd(&r, 8);
+			ru->dport[0] = dports[k][0];
+			ru->dport[1] = dports[k][1];
+		}
+		ru->drop = i & 1;
+	}
+	s->n = n;
+}
+
 /*
  * Build, then compare @n_packets packets; the number that differ.
  * @records (NULL: not wanted): the walks' cuts and leaves, a walk.
+ * @st_out (NULL: not wanted): the build's statistics.
  */
-static int check(int n_rules, uint64_t seed, int n_packets,
-		 const struct cls_params *prm, bool verbose, double *records)
+static int check_set(struct set *s, uint64_t seed, int n_packets,
+		     const struct cls_params *prm, bool verbose,
+		     double *records, struct cls_stats *st_out)
 {
-	struct cb_cfg cfg;
+	int n_rules = s->cb.n;
 	struct cls_blob blob = { 0 };
 	uint32_t root;
 	struct cls_stats st;
-	struct set s = { 0 };
 	struct cb_rng r;
 	struct cb_packet p;
 	uint64_t key[N_DIMS];
@@ -211,14 +301,14 @@ static int check(int n_rules, uint64_t seed, int n_packets,
 	size_t walks = 0;
 	double t0;
 
-	cb_default_cfg(&cfg);
-	cb_generate(&s.cb, &cfg, n_rules, seed);
-	boxes_of(&s);
+	boxes_of(s);
 	t0 = now();
-	if (cgfw_cls_build(&s.in, prm, &blob, &root, &st)) {
+	if (cgfw_cls_build(&s->in, prm, &blob, &root, &st)) {
 		printf("# build failed\n");
 		return -1;
 	}
+	if (st_out)
+		*st_out = st;
 	if (verbose)
 		printf("rules %d: build %.3f s, blob %zu KiB, nodes %zu, forks %zu, leaves %zu, entries %zu (%.2f per rule), checks %zu, depth %zu, largest leaf %zu%s\n",
 		       n_rules, now() - t0, blob.len >> 10, st.nodes, st.forks,
@@ -231,17 +321,17 @@ static int check(int n_rules, uint64_t seed, int n_packets,
 		int k = cb_rnd(&r, 4);
 
 		if (k == 0 || !n_rules) {
-			if (cb_packet_miss(&r, &s.cb, cb_rnd(&r, 2), &p))
+			if (cb_packet_miss(&r, &s->cb, cb_rnd(&r, 2), &p))
 				continue;
 		} else {
-			cb_packet_in(&r, &s.cb, cb_rnd(&r, n_rules), k == 1, &p);
+			cb_packet_in(&r, &s->cb, cb_rnd(&r, n_rules), k == 1, &p);
 		}
 		/* every match up to the first terminal one, in order */
-		for (nw = 0, j = 0; j < s.cb.n && nw < 8; j++) {
-			if (!cb_rule_matches(&s.cb.rules[j], &p))
+		for (nw = 0, j = 0; j < s->cb.n && nw < 8; j++) {
+			if (!cb_rule_matches(&s->cb.rules[j], &p))
 				continue;
 			want[nw++] = j;
-			if (s.terminal[j])
+			if (s->terminal[j])
 				break;
 		}
 		key_of(&p, key);
@@ -255,9 +345,9 @@ static int check(int n_rules, uint64_t seed, int n_packets,
 			walks++;
 			if (m <= 0)
 				break;
-			got[ng++] = slot == rule + 1 && kase == s.cases[rule] ?
+			got[ng++] = slot == rule + 1 && kase == s->cases[rule] ?
 				    (int)rule : -2;
-			if (s.terminal[rule])
+			if (s->terminal[rule])
 				break;
 		}
 		if (nw != ng || memcmp(want, got, nw * sizeof(int))) {
@@ -282,6 +372,19 @@ static int check(int n_rules, uint64_t seed, int n_packets,
 			10 * cost.entries +
 			9 * cost.checks) / walks);
 	cgfw_cls_blob_release(&blob);
+	return bad;
+}
+
+static int check(int n_rules, uint64_t seed, int n_packets,
+		 const struct cls_params *prm, bool verbose, double *records)
+{
+	struct set s = { 0 };
+	struct cb_cfg cfg;
+	int bad;
+
+	cb_default_cfg(&cfg);
+	cb_generate(&s.cb, &cfg, n_rules, seed);
+	bad = check_set(&s, seed, n_packets, prm, verbose, records, NULL);
 	free_set(&s);
 	return bad;
 }
@@ -566,6 +669,15 @@ int main(int argc, char **argv)
 	if (argc > 2 && !strcmp(argv[1], "bench"))
 		return bench(atoi(argv[2]), argc > 3 ? atoll(argv[3]) : 1,
 			     argc > 4 ? atoll(argv[4]) : 0, &prm);
+	if (argc > 2 && !strcmp(argv[1], "crossing")) {
+		struct set cs = { 0 };
+
+		crossing(&cs.cb, atoi(argv[2]), argc > 3 ? atoll(argv[3]) : 1);
+		i = check_set(&cs, 1, argc > 4 ? atoi(argv[4]) : 2000, &prm,
+			      true, NULL, NULL);
+		free_set(&cs);
+		return i != 0;
+	}
 	if (argc > 2 && !strcmp(argv[1], "stats")) {
 		return check(atoi(argv[2]), argc > 3 ? atoll(argv[3]) : 1,
 			     argc > 4 ? atoi(argv[4]) : 2000, &prm, true,
@@ -638,6 +750,24 @@ int main(int argc, char **argv)
 		       bad ? "not ok" : "ok", ++t, lists[i],
 		       v6 ? " in IPv6" : "", v6 ? " in each family" : "",
 		       res.max_leaf, res.bytes_per_rule);
+	}
+	/*
+	 * wildcards that cross (acl3, acl4): one tree fills its budget,
+	 * the partitions do not (docs/classifier.rst, Partitions)
+	 */
+	for (seed = 1; seed <= 2; seed++) {
+		struct cls_stats cst;
+		struct set cs = { 0 };
+		int bad;
+
+		crossing(&cs.cb, 10000, seed);
+		bad = check_set(&cs, seed, 2000, &prm, false, NULL, &cst) != 0;
+		bad = bad || cst.budget_hit || cst.max_leaf > 64;
+		failed |= bad;
+		printf("%s %d classifier tree: 10000 rules whose wildcards cross (seed %llu), right, budget %s, largest leaf %zu (at most 64)\n",
+		       bad ? "not ok" : "ok", ++t, (unsigned long long)seed,
+		       cst.budget_hit ? "hit" : "not hit", cst.max_leaf);
+		free_set(&cs);
 	}
 	/* a tight budget: long leaves, still right */
 	prm.budget = 1;

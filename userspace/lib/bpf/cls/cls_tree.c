@@ -1248,8 +1248,9 @@ out:
 }
 
 /*
- * One tree, unless it takes more than prm->part_bytes a box: then the
- * partitions. The tree's records, made first, are taken back.
+ * One tree, unless it takes more than prm->part_bytes a box or fills the
+ * build's budget: then the partitions. The tree's records, made first,
+ * are taken back.
  */
 static int cut_or_part(struct bctx *b, uint32_t *boxes, size_t n,
 		       uint64_t *rlo, uint64_t *rhi, unsigned int depth,
@@ -1259,6 +1260,7 @@ static int cut_or_part(struct bctx *b, uint32_t *boxes, size_t n,
 {
 	size_t len = b->blob->len, limit = b->trial_limit;
 	struct cls_stats st = *b->st;
+	bool failed;
 	int ret;
 
 	b->parted = true;
@@ -1267,7 +1269,9 @@ static int cut_or_part(struct bctx *b, uint32_t *boxes, size_t n,
 		      done);
 	b->parted = false;
 	b->trial_limit = limit;
-	if (ret || !b->trial_failed)
+	/* too large, or the budget hit within it: the partitions */
+	failed = b->trial_failed || (b->st->budget_hit && !st.budget_hit);
+	if (ret || !failed)
 		return ret;
 	b->trial_failed = false;
 	b->blob->len = len;
