@@ -24,6 +24,10 @@
  * ran, it stands for every set, rule and element, anonymous sets named as
  * nf_tables names them; else for the named sets' elements. Otherwise the
  * dumps are read as before.
+ *
+ * The stream is made while the kernel takes the batch in nft's thread
+ * (the longer part of nft's run), and a rule that names no anonymous set
+ * goes to it as nft sent it.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -76,6 +80,7 @@ struct runner {
 	void *arg;
 	int ret;
 	bool capture;		/* install the filter */
+	bool whole;		/* make_stream()'s */
 	int listener;		/* the filter's notifications; <0: none */
 	int ready;		/* eventfd: listener known */
 	int done;		/* eventfd: fn returned */
@@ -290,6 +295,23 @@ static bool answer(struct cgfw_capture *cap, int listener,
 	return errno == ENOENT;
 }
 
+static void make_stream(struct cgfw_capture *cap, bool whole);
+
+/*
+ * Once a batch has ended, the stream is made of it while the kernel takes
+ * it in nft's thread, on another core: the kernel's part is the longer.
+ * If nft sends more, or fails, it is made again, or not used.
+ */
+static void stream_early(struct cgfw_capture *cap, bool whole)
+{
+	if (cap->streamed || !cap->adds_only || !cap->batches ||
+	    cap->batches != cap->batches_ended || !cap->batch.len)
+		return;
+	make_stream(cap, whole);
+	cap->streamed = cap->batch.len;
+	cap->streamed_batches = cap->batches;
+}
+
 /*
  * Answer until nft's function returns. On an error that leaves a call
  * unanswered, the caller closes the listener: the call then fails
@@ -320,6 +342,7 @@ static void supervise(struct cgfw_capture *cap, struct runner *r)
 			if (!answer(cap, r->listener, &req.n, &resp.n,
 				    sizeof(req), sizeof(resp)))
 				break;
+			stream_early(cap, r->whole);
 		} else if (p[1].revents) {
 			return;
 		}
@@ -702,15 +725,52 @@ static int rename_expr(struct nftnl_expr *e, void *data)
 	return ok ? 0 : -1;
 }
 
+/*
+ * Does the rule hold an expression that rename_expr() changes? Most rules
+ * of a long list do not, and go to the stream as they are: parsed and
+ * built again, they took most of this file's time.
+ */
+static bool renamed(const struct nlmsghdr *from)
+{
+	static const char *const kinds[] = {
+		"lookup", "dynset", "objref", "log",
+	};
+	const struct nlattr *a, *e, *x;
+	size_t i;
+
+	mnl_attr_for_each(a, from, sizeof(struct nfgenmsg)) {
+		if (mnl_attr_get_type(a) != NFTA_RULE_EXPRESSIONS)
+			continue;
+		mnl_attr_for_each_nested(e, a)
+			mnl_attr_for_each_nested(x, e) {
+				if (mnl_attr_get_type(x) != NFTA_EXPR_NAME)
+					continue;
+				for (i = 0; i < ARRAY_SIZE(kinds); i++)
+					if (!strncmp(mnl_attr_get_payload(x),
+						     kinds[i],
+						     mnl_attr_get_payload_len(x)))
+						return true;
+			}
+	}
+	return false;
+}
+
 static bool stream_rule(struct cgfw_capture *cap, const struct naming *nm,
 			const struct nlmsghdr *from)
 {
-	struct nftnl_rule *r = nftnl_rule_alloc();
-	struct nlmsghdr *nlh, *named;
-	const struct nlmsghdr *parsed = cgfw_rule_names_ended(from, &named);
+	struct nftnl_rule *r;
+	struct nlmsghdr *nlh, *named = NULL;
+	const struct nlmsghdr *parsed;
 	struct rule_names rn = { .nm = nm };
 	bool ok = false;
 
+	if (!renamed(from)) {
+		cgfw_sb_addn(&cap->stream, (const char *)from,
+			     NLMSG_ALIGN(from->nlmsg_len));
+		return !cap->stream.oom;
+	}
+	r = nftnl_rule_alloc();
+	parsed = cgfw_rule_names_ended(from, &named);
 	if (!r || !parsed || nftnl_rule_nlmsg_parse(parsed, r) < 0)
 		goto out;
 	rn.table = nftnl_rule_get_str(r, NFTNL_RULE_TABLE);
@@ -835,7 +895,10 @@ static bool stream_named_elems(struct cgfw_capture *cap)
 
 static void make_stream(struct cgfw_capture *cap, bool whole)
 {
+	cgfw_sb_release(&cap->stream);
+	cgfw_sb_init(&cap->stream);
 	cap->level = CGFW_CAPTURE_NONE;
+	cap->streamed = 0;
 	/* a batch seen whole, or nothing is known */
 	if (!cap->adds_only || !cap->batches ||
 	    cap->batches != cap->batches_ended || !each_once(cap))
@@ -876,7 +939,9 @@ static int start(pthread_t *thread, struct runner *r)
 void cgfw_capture_run(int (*fn)(void *arg), void *arg, bool whole,
 		      struct cgfw_capture *cap)
 {
-	struct runner r = { .fn = fn, .arg = arg, .listener = -1 };
+	struct runner r = {
+		.fn = fn, .arg = arg, .listener = -1, .whole = whole,
+	};
 	pthread_t thread;
 	uint64_t v;
 
@@ -905,8 +970,14 @@ void cgfw_capture_run(int (*fn)(void *arg), void *arg, bool whole,
 		close(r.listener);
 	pthread_join(thread, NULL);
 	cap->ret = r.ret;
-	if (!cap->ret)
+	if (cap->ret) {
+		cgfw_sb_release(&cap->stream);
+		cgfw_sb_init(&cap->stream);
+		cap->level = CGFW_CAPTURE_NONE;
+	} else if (!cap->adds_only || cap->streamed != cap->batch.len ||
+		   cap->streamed_batches != cap->batches) {
 		make_stream(cap, whole);
+	}	/* else made while the kernel took the batch, of all of it */
 	cgfw_sb_release(&cap->batch);
 	cgfw_sb_init(&cap->batch);
 out:

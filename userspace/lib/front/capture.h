@@ -25,6 +25,8 @@ struct cgfw_capture {
 	bool in_order;		/* every rule appended to a named chain */
 	struct strbuf stream;	/* messages for the read-back, as dumped */
 	enum cgfw_capture_level level;
+	size_t streamed;	/* the stream made of this much batch; 0: none */
+	unsigned int streamed_batches;	/* and of this many batches */
 	int ret;		/* the function's return */
 };
 
