@@ -43,6 +43,7 @@ void cgfw_cls_default_params(struct cls_params *p)
 	p->budget = 0;	/* 0: 16 * boxes + 65536 */
 	p->part_min = 1024;
 	p->part_bytes = 512;
+	p->part_spfac = 4;
 }
 
 void cgfw_cls_blob_release(struct cls_blob *b)
@@ -94,6 +95,7 @@ struct bctx {
 	uint64_t *ranges;	/* dense_of's, and as many to sort them */
 	size_t cap_ranges;
 	bool parted;		/* building a partition, or one tree */
+	bool in_part;		/* building a partition */
 	size_t trial_limit;	/* blob length the one tree may reach */
 	bool trial_failed;	/* it did */
 };
@@ -686,6 +688,9 @@ static int eval_zoom(struct bctx *b, const uint32_t *boxes, size_t n,
 		     struct cutplan *best)
 {
 	unsigned int k, kmin, kmax;
+	/* a partition's boxes are narrow where it cuts: less room */
+	unsigned int spfac = b->in_part && b->prm->part_spfac ?
+			     b->prm->part_spfac : b->prm->spfac;
 	const struct zoom z = *zp;
 	uint64_t score;
 	struct finest f;
@@ -700,8 +705,7 @@ static int eval_zoom(struct bctx *b, const uint32_t *boxes, size_t n,
 		return ret;
 	for (k = kmin; k <= kmax; k++) {
 		count_parts(b, n, &f, &z, k, kmax, may_fork, &p);
-		if (best->score != UINT64_MAX &&
-		    p.sum > (uint64_t)b->prm->spfac * n)
+		if (best->score != UINT64_MAX && p.sum > (uint64_t)spfac * n)
 			break;
 		/* a side subtree is walked too: count half of it */
 		score = p.maxc + (p.fork ? p.span / 2 : 0);
@@ -1226,6 +1230,7 @@ static int build_parts(struct bctx *b, uint32_t *boxes, size_t n,
 			order[k - 1] = t;
 		}
 	b->parted = true;
+	b->in_part = true;
 	for (i = m; i-- > 0;) {
 		k = order[i];
 		memcpy(plo, rlo, sizeof(plo));
@@ -1244,6 +1249,7 @@ out:
 	for (k = 0; k < 4; k++)
 		free(part[k]);
 	b->parted = false;
+	b->in_part = false;
 	return ret;
 }
 
