@@ -46,7 +46,6 @@
 
 /* Shorter runs are compared rule by rule (codegen.c). */
 #define CLS_CASE_OPS	0x8000	/* in an entry's case: the rule has ops */
-#define CLS_MAX_JUMPS	16	/* nft's jump stack: codegen.c's MAX_DEPTH */
 
 /* The stack below codegen.c's 128 bytes. */
 #define STK_KEY		(STK_SCRATCH - 8 * CLS_MAX_DIMS)	/* -256 */
@@ -64,7 +63,8 @@
 #define BPF_JCOND	0xe0	/* may_goto (Linux 6.9) */
 #endif
 
-_Static_assert(STK_MIN + 4 * (CLS_MAX_JUMPS + 1) <= STK_KEY, "stack");
+/* a slot for each jump depth codegen.c inlines, 0 to CGFW_CG_MAX_JUMPS */
+_Static_assert(STK_MIN + 4 * (CGFW_CG_MAX_JUMPS + 1) <= STK_KEY, "stack");
 _Static_assert(STK_BEST_CASE + 16 <= STK_MIN, "stack");
 _Static_assert((KEY_MASK & (KEY_MASK + 8)) == 0, "the key vector: 2^n slots");
 
@@ -1344,8 +1344,9 @@ static void gen_run(struct cg *g, struct cls_chain *c, struct cls_run *run,
 	char at[CGFW_WHERE_MAX];
 
 	run_labels_init(g, &l);
-	if (g->depth > CLS_MAX_JUMPS) {
-		cgfw_cg_refuse(g, "jumps nested deeper than %d", CLS_MAX_JUMPS);
+	if (g->depth > CGFW_CG_MAX_JUMPS) {
+		cgfw_cg_refuse(g, "jumps nested deeper than %d",
+			       CGFW_CG_MAX_JUMPS);
 		return;
 	}
 	g->rule = first;

@@ -37,9 +37,6 @@
 #include "bpf/compile/codegen.h"
 #include "bpf/compile/kbtf.h"
 
-/* nft's jump stack is 16 deep; inlining follows it. */
-#define MAX_DEPTH 16
-
 static uint32_t word_of(const uint8_t *data, uint32_t len, uint32_t i)
 {
 	uint32_t w = 0;
@@ -2233,8 +2230,9 @@ void cgfw_cg_verdict(struct cg *g, int32_t verdict, const char *chain,
 			cgfw_cg_refuse(g, "jump to chain '%s'", chain ? chain : "?");
 			return;
 		}
-		if (g->depth >= MAX_DEPTH) {
-			cgfw_cg_refuse(g, "jumps nested deeper than %d", MAX_DEPTH);
+		if (g->depth >= CGFW_CG_MAX_JUMPS) {
+			cgfw_cg_refuse(g, "jumps nested deeper than %d",
+				       CGFW_CG_MAX_JUMPS);
 			return;
 		}
 		g->depth++;

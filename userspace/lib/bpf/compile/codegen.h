@@ -50,6 +50,8 @@ extern const struct cgfw_bpf_ext cgfw_bpf_classifier;
 
 #define E(insn) cgfw_em_emit(g->em, insn)
 #define MAX_MAPS 64	/* the kernel's limit of maps one program uses */
+/* nft's jump stack (NFT_JUMP_STACK_SIZE): inlined jumps follow it */
+#define CGFW_CG_MAX_JUMPS 16
 
 /* The maps of @bt a program may use: sets compiled as comparisons are none. */
 static inline size_t cgfw_bt_maps_used(const struct bpf_table *bt)
