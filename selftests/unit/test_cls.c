@@ -231,7 +231,7 @@ static int wide_len(struct cb_rng *r)
  * each wide rule into every child of a cut on the address it is wide in.
  * IPv4 only; a few hundred /15 blocks, addresses within them.
  */
-static void crossing(struct cb_set *s, int n, uint64_t seed)
+static int crossing(struct cb_set *s, int n, uint64_t seed)
 {
 	static const int dports[][2] = {
 		{ 0, 65535 }, { 1024, 65535 }, { 80, 80 }, { 443, 443 },
@@ -247,7 +247,7 @@ static void crossing(struct cb_set *s, int n, uint64_t seed)
 	s->cfg.v4_base_len = 0;		/* wildcards anywhere */
 	s->rules = calloc(n ? n : 1, sizeof(*s->rules));
 	if (!s->rules)
-		return;
+		return -ENOMEM;
 	cb_seed(&r, seed);
 	for (i = 0; i < 300; i++)
 		any_prefix(&r, &blocks[i], 15);
@@ -263,7 +263,10 @@ static void crossing(struct cb_set *s, int n, uint64_t seed)
 		sub_prefix(&r, &ru->src, &blocks[b], len < 15 ? len : 15, len);
 		ru->slen = len;
 		b = cb_rnd(&r, 100);	/* destinations from fewer blocks */
-		len = wide_dst ? wide_len(&r) : cb_rnd(&r, 3) ? 32 : 17 + cb_rnd(&r, 15);
+		if (wide_dst)
+			len = wide_len(&r);
+		else	/* mostly hosts */
+			len = cb_rnd(&r, 3) ? 32 : 17 + cb_rnd(&r, 15);
 		sub_prefix(&r, &ru->dst, &blocks[b], len < 15 ? len : 15, len);
 		ru->dlen = len;
 		k = cb_rnd(&r, 100);
@@ -278,6 +281,7 @@ static void crossing(struct cb_set *s, int n, uint64_t seed)
 		ru->drop = i & 1;
 	}
 	s->n = n;
+	return 0;
 }
 
 /*
@@ -677,7 +681,9 @@ int main(int argc, char **argv)
 	if (argc > 2 && !strcmp(argv[1], "crossing")) {
 		struct set cs = { 0 };
 
-		crossing(&cs.cb, atoi(argv[2]), argc > 3 ? atoll(argv[3]) : 1);
+		if (crossing(&cs.cb, atoi(argv[2]),
+			     argc > 3 ? atoll(argv[3]) : 1))
+			return 1;
 		i = check_set(&cs, 1, argc > 4 ? atoi(argv[4]) : 2000, &prm,
 			      true, NULL, NULL, NULL);
 		free_set(&cs);
@@ -762,21 +768,30 @@ int main(int argc, char **argv)
 	 * the partitions do not (docs/classifier.rst, Partitions)
 	 */
 	for (seed = 1; seed <= 2; seed++) {
-		struct cls_stats cst;
+		struct cls_params one = prm;
+		struct cls_stats cst = { 0 }, ost = { 0 };
 		struct set cs = { 0 };
 		size_t bytes = 0;
 		int bad;
 
-		crossing(&cs.cb, 10000, seed);
-		bad = check_set(&cs, seed, 2000, &prm, false, NULL, &cst,
+		/* without partitions the list fills the budget: the case */
+		one.part_min = 0;
+		bad = crossing(&cs.cb, 10000, seed) ||
+		      check_set(&cs, seed, 200, &one, false, NULL, &ost,
+				NULL) != 0 || !ost.budget_hit;
+		free_set(&cs);
+		memset(&cs, 0, sizeof(cs));
+		bad = bad || crossing(&cs.cb, 10000, seed) ||
+		      check_set(&cs, seed, 2000, &prm, false, NULL, &cst,
 				&bytes) != 0;
 		bad = bad || cst.budget_hit || cst.max_leaf > 64 ||
 		      bytes / 10000 > 600;
 		failed |= bad;
-		printf("%s %d classifier tree: 10000 rules whose wildcards cross (seed %llu), right, budget %s, largest leaf %zu (at most 64), %zu bytes a rule (at most 600)\n",
+		printf("%s %d classifier tree: 10000 rules whose wildcards cross (seed %llu), one tree %s its budget (largest leaf %zu); in partitions right, budget %s, largest leaf %zu (at most 64), %zu bytes a rule (at most 600)\n",
 		       bad ? "not ok" : "ok", ++t, (unsigned long long)seed,
-		       cst.budget_hit ? "hit" : "not hit", cst.max_leaf,
-		       bytes / 10000);
+		       ost.budget_hit ? "fills" : "does not fill",
+		       ost.max_leaf, cst.budget_hit ? "hit" : "not hit",
+		       cst.max_leaf, bytes / 10000);
 		free_set(&cs);
 	}
 	/* a tight budget: long leaves, still right */

@@ -26,7 +26,8 @@
  * dumps are read as before.
  *
  * The stream is made while the kernel takes the batch in nft's thread
- * (the longer part of nft's run), and a rule that names no anonymous set
+ * (the longer part of nft's run), and a rule without an expression whose
+ * set names or defaults the stream changes (lookup, dynset, objref, log)
  * goes to it as nft sent it.
  */
 #include <arpa/inet.h>
@@ -235,6 +236,7 @@ static void take(struct cgfw_capture *cap, const struct msghdr *mh)
 	size_t i;
 	int left;
 
+	cap->streamed = false;	/* anything more: made again */
 	cgfw_sb_init(&all);
 	for (i = 0; i < mh->msg_iovlen; i++)
 		cgfw_sb_addn(&all, mh->msg_iov[i].iov_base,
@@ -308,8 +310,7 @@ static void stream_early(struct cgfw_capture *cap, bool whole)
 	    cap->batches != cap->batches_ended || !cap->batch.len)
 		return;
 	make_stream(cap, whole);
-	cap->streamed = cap->batch.len;
-	cap->streamed_batches = cap->batches;
+	cap->streamed = true;
 }
 
 /*
@@ -726,33 +727,17 @@ static int rename_expr(struct nftnl_expr *e, void *data)
 }
 
 /*
- * Does the rule hold an expression that rename_expr() changes? Most rules
- * of a long list do not, and go to the stream as they are: parsed and
- * built again, they took most of this file's time.
+ * Does the rule hold an expression that rename_expr() or fill_defaults()
+ * changes? Most rules of a long list do not, and go to the stream as
+ * they are: parsed and built again, they took most of this file's time.
  */
 static bool renamed(const struct nlmsghdr *from)
 {
 	static const char *const kinds[] = {
 		"lookup", "dynset", "objref", "log",
 	};
-	const struct nlattr *a, *e, *x;
-	size_t i;
 
-	mnl_attr_for_each(a, from, sizeof(struct nfgenmsg)) {
-		if (mnl_attr_get_type(a) != NFTA_RULE_EXPRESSIONS)
-			continue;
-		mnl_attr_for_each_nested(e, a)
-			mnl_attr_for_each_nested(x, e) {
-				if (mnl_attr_get_type(x) != NFTA_EXPR_NAME)
-					continue;
-				for (i = 0; i < ARRAY_SIZE(kinds); i++)
-					if (!strncmp(mnl_attr_get_payload(x),
-						     kinds[i],
-						     mnl_attr_get_payload_len(x)))
-						return true;
-			}
-	}
-	return false;
+	return cgfw_rule_has_expr(from, kinds, ARRAY_SIZE(kinds));
 }
 
 static bool stream_rule(struct cgfw_capture *cap, const struct naming *nm,
@@ -898,7 +883,7 @@ static void make_stream(struct cgfw_capture *cap, bool whole)
 	cgfw_sb_release(&cap->stream);
 	cgfw_sb_init(&cap->stream);
 	cap->level = CGFW_CAPTURE_NONE;
-	cap->streamed = 0;
+	cap->streamed = false;
 	/* a batch seen whole, or nothing is known */
 	if (!cap->adds_only || !cap->batches ||
 	    cap->batches != cap->batches_ended || !each_once(cap))
@@ -974,8 +959,7 @@ void cgfw_capture_run(int (*fn)(void *arg), void *arg, bool whole,
 		cgfw_sb_release(&cap->stream);
 		cgfw_sb_init(&cap->stream);
 		cap->level = CGFW_CAPTURE_NONE;
-	} else if (!cap->adds_only || cap->streamed != cap->batch.len ||
-		   cap->streamed_batches != cap->batches) {
+	} else if (!cap->adds_only || !cap->streamed) {
 		make_stream(cap, whole);
 	}	/* else made while the kernel took the batch, of all of it */
 	cgfw_sb_release(&cap->batch);

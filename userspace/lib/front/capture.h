@@ -25,8 +25,7 @@ struct cgfw_capture {
 	bool in_order;		/* every rule appended to a named chain */
 	struct strbuf stream;	/* messages for the read-back, as dumped */
 	enum cgfw_capture_level level;
-	size_t streamed;	/* the stream made of this much batch; 0: none */
-	unsigned int streamed_batches;	/* and of this many batches */
+	bool streamed;		/* the stream made of every call so far */
 	int ret;		/* the function's return */
 };
 

@@ -336,11 +336,18 @@ int cgfw_nl_dump(struct mnl_socket *nl, struct nlmsghdr *req,
 }
 
 /* Is @name (an NFTA_EXPR_NAME) objref's? */
+/* Is the string attribute @a @s, with or without its NUL? */
+static bool attr_is(const struct nlattr *a, const char *s)
+{
+	size_t len = mnl_attr_get_payload_len(a), n = strlen(s);
+
+	return strnlen(mnl_attr_get_payload(a), len) == n &&
+	       !memcmp(mnl_attr_get_payload(a), s, n);
+}
+
 static bool is_objref(const struct nlattr *name)
 {
-	return !strncmp(mnl_attr_get_payload(name), "objref",
-			mnl_attr_get_payload_len(name)) &&
-	       mnl_attr_get_payload_len(name) >= 6;
+	return attr_is(name, "objref");
 }
 
 /* Copy attribute @a into @nlh; an objref's names with their NUL. */
@@ -410,19 +417,34 @@ static struct nlmsghdr *rule_with_names(const struct nlmsghdr *from)
 	return nlh;
 }
 
-/* Does the rule of @nlh hold an objref expression? */
-static bool has_objref(const struct nlmsghdr *nlh)
+/* Is @e, an element of a rule's expression list, of one of @kinds? */
+static bool expr_of(const struct nlattr *e, const char *const *kinds,
+		    size_t n)
 {
-	const struct nlattr *a, *e, *x;
+	const struct nlattr *x;
+	size_t i;
+
+	mnl_attr_for_each_nested(x, e) {
+		if (mnl_attr_get_type(x) != NFTA_EXPR_NAME)
+			continue;
+		for (i = 0; i < n; i++)
+			if (attr_is(x, kinds[i]))
+				return true;
+	}
+	return false;
+}
+
+bool cgfw_rule_has_expr(const struct nlmsghdr *nlh, const char *const *kinds,
+			size_t n)
+{
+	const struct nlattr *a, *e;
 
 	mnl_attr_for_each(a, nlh, sizeof(struct nfgenmsg)) {
 		if (mnl_attr_get_type(a) != NFTA_RULE_EXPRESSIONS)
 			continue;
 		mnl_attr_for_each_nested(e, a)
-			mnl_attr_for_each_nested(x, e)
-				if (mnl_attr_get_type(x) == NFTA_EXPR_NAME &&
-				    is_objref(x))
-					return true;
+			if (expr_of(e, kinds, n))
+				return true;
 	}
 	return false;
 }
@@ -430,8 +452,10 @@ static bool has_objref(const struct nlmsghdr *nlh)
 const struct nlmsghdr *cgfw_rule_names_ended(const struct nlmsghdr *from,
 					     struct nlmsghdr **copy)
 {
+	static const char *const objref[] = { "objref" };
+
 	*copy = NULL;
-	if (!has_objref(from))
+	if (!cgfw_rule_has_expr(from, objref, 1))
 		return from;
 	*copy = rule_with_names(from);
 	return *copy;

@@ -72,6 +72,10 @@ typedef int (*cgfw_nl_cb)(const struct nlmsghdr *nlh, void *data);
 int cgfw_nl_dump(struct mnl_socket *nl, struct nlmsghdr *req, cgfw_nl_cb cb,
 		 void *data);
 
+/* Does the rule message @nlh hold an expression of one of @kinds (@n)? */
+bool cgfw_rule_has_expr(const struct nlmsghdr *nlh, const char *const *kinds,
+			size_t n);
+
 /*
  * The nf_tables rule message @from as libnftnl's parser can read it:
  * libnftnl 1.2.4 writes an objref's names without their NUL, so a rule

@@ -188,7 +188,7 @@ struct cls_params {
 	size_t budget;		/* entries in all leaves, at most */
 	size_t part_min;	/* boxes that make partitions; 0: never */
 	size_t part_bytes;	/* unless one tree takes at most this a box */
-	unsigned int part_spfac;	/* spfac within a partition */
+	unsigned int part_spfac;	/* spfac within a partition; 0: spfac */
 };
 
 void cgfw_cls_default_params(struct cls_params *p);
