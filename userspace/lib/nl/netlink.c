@@ -335,7 +335,6 @@ int cgfw_nl_dump(struct mnl_socket *nl, struct nlmsghdr *req,
 	}
 }
 
-/* Is @name (an NFTA_EXPR_NAME) objref's? */
 /* Is the string attribute @a @s, with or without its NUL? */
 static bool attr_is(const struct nlattr *a, const char *s)
 {
@@ -345,6 +344,7 @@ static bool attr_is(const struct nlattr *a, const char *s)
 	       !memcmp(mnl_attr_get_payload(a), s, n);
 }
 
+/* Is @name (an NFTA_EXPR_NAME) objref's? */
 static bool is_objref(const struct nlattr *name)
 {
 	return attr_is(name, "objref");
