@@ -82,6 +82,13 @@ expect "directory instead of a file" 1 "cannot read" -- "$CGFW" apply "$work"
 bad kernel 'table cgroup t {\n\tchain c {\n\t\ttype filter hook egress cgroup "'"$cg"'" priority 0;\n\t\tmeta ibrname "br0" drop\n\t}\n}\n'
 expect "rule nf_tables refuses in the shadow" 1 \
 	"kernel\\.nft:4:[0-9]+-[0-9]+: Error: " -- "$CGFW" apply "$work/kernel.nft"
+# The same after the compile has read nft's whole batch (front/capture.c
+# makes what it read while the kernel takes the batch): a set's element
+# past its size, refused at that element, on the bpf backend too.
+bad full 'table cgroup t {\n\tset s {\n\t\ttype ipv4_addr\n\t\tsize 2\n\t\telements = { 10.0.0.1, 10.0.0.2, 10.0.0.3 }\n\t}\n\tchain c {\n\t\ttype filter hook egress cgroup "'"$cg"'" priority 0;\n\t\tip daddr @s drop\n\t}\n}\n'
+expect "a set past its size, refused in the shadow after its batch was read (-b bpf)" 1 \
+	"full\\.nft:5:36-43: Error: Could not process rule: Too many open files" -- \
+	"$CGFW" apply -b bpf "$work/full.nft"
 
 # no privilege: an unprivileged user cannot create the shadow namespace
 expect "no privilege" 1 "needs CAP_SYS_ADMIN; run cgfw as root" -- \
