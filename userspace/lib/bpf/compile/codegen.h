@@ -1,36 +1,17 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The code generator's state and the parts of codegen.c that an extension
- * of it builds on: the classifier (cls_gen.c), which codegen.c reaches
- * only through struct cgfw_bpf_ext, so that it depends on codegen.c and
- * not the other way round.
+ * The parts of codegen.c that an extension of it builds on (its state is
+ * in cg.h): the classifier (cls_gen.c), which codegen.c reaches only
+ * through struct cgfw_bpf_ext, so that it depends on codegen.c and not
+ * the other way round.
  */
 #ifndef CGFW_BPF_CODEGEN_H
 #define CGFW_BPF_CODEGEN_H
 
+#include "bpf/compile/cg.h"
 #include "bpf/table.h"
 
 struct cls_prog;
-struct nftnl_expr;
-
-struct cg {
-	struct cgfw_ctx *ctx;
-	const struct cgfw_ruleset *rs;
-	struct bpf_table *bt;
-	struct bpf_prog_spec *p;
-	struct emitter *em;
-	const struct ir_chain *chain;	/* the chain being emitted */
-	const struct ir_rule *rule;	/* the rule being emitted */
-	int depth;
-	int err;
-	const struct cgfw_bpf_ext *ext;	/* NULL: rule by rule */
-	struct cls_prog *cls;		/* the classifier's runs (cls_gen.c) */
-	bool count_calls;	/* counters by lookup_percpu_elem (codegen.c) */
-	/* the first rules of the long stretches already told of */
-	const struct ir_rule **told;
-	size_t n_told;
-	const struct ir_rule *ct_warned;	/* ct status told of (ct.c) */
-};
 
 /*
  * What an extension of the code generator does: after the prologue,
@@ -48,7 +29,6 @@ struct cgfw_bpf_ext {
 /* The classifier (cls_gen.c, docs/classifier.rst). */
 extern const struct cgfw_bpf_ext cgfw_bpf_classifier;
 
-#define E(insn) cgfw_em_emit(g->em, insn)
 #define MAX_MAPS 64	/* the kernel's limit of maps one program uses */
 /* nft's jump stack (NFT_JUMP_STACK_SIZE): inlined jumps follow it */
 #define CGFW_CG_MAX_JUMPS 16
@@ -63,12 +43,6 @@ static inline size_t cgfw_bt_maps_used(const struct bpf_table *bt)
 	return n;
 }
 
-/* Refuse the current rule, at its place, with the reason. */
-void cgfw_cg_refuse(struct cg *g, const char *fmt, ...) __printf(2, 3);
-/* Stack offset of nft register @reg, for @len bytes; 0 (refused) if none. */
-int cgfw_cg_reg(struct cg *g, uint32_t reg, uint32_t len);
-/* ct: the connection-tracking entry's key, or the rule ends (ct.c). */
-void cgfw_cg_ct(struct cg *g, struct nftnl_expr *e, int brk);
 /* r0 = map @idx lookup with the key at fp+@key_off; 0 -> @miss. */
 void cgfw_cg_map_lookup(struct cg *g, size_t idx, int key_off);
 /* r0 a counter slot's value: packets += 1, bytes += skb->len; NULL: @miss */

@@ -22,9 +22,10 @@
 #include <libnftnl/expr.h>
 
 #include "base/list.h"
-#include "bpf/compile/codegen.h"
+#include "bpf/compile/cg.h"
 #include "bpf/compile/emit.h"
 #include "bpf/compile/kbtf.h"
+#include "bpf/table.h"
 
 /* include/uapi/linux/netfilter/nf_conntrack_common.h */
 #define CT_INFOMASK	7	/* skb->_nfct: the entry's address | ctinfo */

@@ -10,7 +10,7 @@
 
 #include <linux/netfilter/nf_tables.h>
 
-#include "bpf/compile/codegen.h"
+#include "bpf/compile/cg.h"
 #include "bpf/compile/emit.h"
 #include "front/ir.h"
 
