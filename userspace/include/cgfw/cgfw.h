@@ -469,7 +469,7 @@ struct cgfw_status {
 	bool nft_socket_cgroupv2;	/* socket cgroupv2 in inet output */
 	bool bpf_cgroup_skb;		/* BPF_PROG_TYPE_CGROUP_SKB loads */
 	bool privileged;		/* CAP_NET_ADMIN and CAP_SYS_ADMIN */
-	bool bpf_backend_built;		/* this build has the bpf backend */
+	bool bpf_backend_built;		/* always true (every build has it) */
 	/* the bpf backend reads the kernel's sk_buff through its BTF: */
 	bool bpf_device_names;		/* meta iifname, oifname, types */
 	bool bpf_ct;			/* ct at egress */
