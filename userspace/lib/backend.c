@@ -155,13 +155,19 @@ static int remove_elsewhere(struct cgfw_ctx *ctx, const char *name,
 static bool nft_done(struct cgfw_ctx *ctx, const char *name,
 		     const struct cgfw_apply_info *ai)
 {
-	const struct nft_target *tg = ai->nft_family == NFPROTO_CGROUP ?
-				      &cgfw_nft_native : &cgfw_nft_emulated;
+	const struct backend_ops *be;
 	uint64_t gen;
+	size_t i;
 
 	if (!ai->nft_family)
 		return true;
-	return !cgfw_nft_generation(ctx, tg, name, &gen) && gen == ai->gen;
+	for (i = 0; i < ARRAY_SIZE(all_backends); i++) {
+		be = all_backends[i];
+		if (be->nft_family == ai->nft_family && be->generation)
+			return !be->generation(ctx, name, &gen) &&
+			       gen == ai->gen;
+	}
+	return false;
 }
 
 /* The apply that made each table, newest per name. */

@@ -112,6 +112,14 @@ struct backend_ops {
 	int (*pending)(struct cgfw_ctx *ctx, const char *name,
 		       struct cgfw_apply_info *ai, bool *begun);
 	/*
+	 * Optional, for a backend whose commit is one transaction (the nft
+	 * targets): the apply that made table @name, as the kernel has it;
+	 * -ENOENT: the table is not there. Recovery asks it whether an
+	 * apply's part here took effect.
+	 */
+	int (*generation)(struct cgfw_ctx *ctx, const char *name,
+			  uint64_t *gen);
+	/*
 	 * Finish the tables @names of one apply (@forward), all or none
 	 * (a table that cannot be finished puts back every one), or put
 	 * them back.

@@ -481,6 +481,11 @@ static int fn##_tables(struct cgfw_ctx *ctx,				\
 {									\
 	return cgfw_nft_tables(ctx, &tg, v, n);				\
 }									\
+static int fn##_generation(struct cgfw_ctx *ctx, const char *name,	\
+			   uint64_t *gen)				\
+{									\
+	return cgfw_nft_generation(ctx, &tg, name, gen);		\
+}									\
 const struct backend_ops cgfw_backend_##fn = {				\
 	.name = str,							\
 	.nft_family = fam,						\
@@ -495,6 +500,7 @@ const struct backend_ops cgfw_backend_##fn = {				\
 	.set_object = fn##_set_object,					\
 	.update = fn##_update,						\
 	.tables = fn##_tables,						\
+	.generation = fn##_generation,					\
 }
 
 DEFINE_TARGET_OPS(nft_emulated, cgfw_nft_emulated, NFPROTO_INET,
