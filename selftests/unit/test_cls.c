@@ -193,25 +193,16 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* A random prefix of @len bits, IPv4. */
-static void any_prefix(struct cb_rng *r, struct cb_addr *a, int len)
-{
-	int i;
-
-	memset(a, 0, sizeof(*a));
-	for (i = 0; i < len; i++)
-		cb_set_bit(a, i, cb_rnd(r, 2));
-}
-
-/* A prefix of @len bits under @base (of @blen bits), IPv4. */
+/* A random IPv4 prefix of @len bits under @base (of @blen bits). */
 static void sub_prefix(struct cb_rng *r, struct cb_addr *a,
 		       const struct cb_addr *base, int blen, int len)
 {
 	int i;
 
 	*a = *base;
-	for (i = blen; i < 32; i++)
-		cb_set_bit(a, i, i < len ? cb_rnd(r, 2) : 0);
+	for (i = blen; i < len; i++)
+		cb_set_bit(a, i, cb_rnd(r, 2));
+	cb_mask(a, len, 32, 0);
 }
 
 /* A wide prefix's length, as acl3's: mostly /15, some /1, the rest /8-/14. */
@@ -237,7 +228,7 @@ static int crossing(struct cb_set *s, int n, uint64_t seed)
 		{ 0, 65535 }, { 1024, 65535 }, { 80, 80 }, { 443, 443 },
 		{ 25, 25 }, { 53, 53 }, { 20, 21 }, { 514, 514 },
 	};
-	struct cb_addr blocks[300];
+	struct cb_addr blocks[300], zero = { { 0 } };
 	int i, k, b, len;
 	struct cb_rng r;
 
@@ -250,7 +241,7 @@ static int crossing(struct cb_set *s, int n, uint64_t seed)
 		return -ENOMEM;
 	cb_seed(&r, seed);
 	for (i = 0; i < 300; i++)
-		any_prefix(&r, &blocks[i], 15);
+		sub_prefix(&r, &blocks[i], &zero, 0, 15);
 	for (i = 0; i < n; i++) {
 		struct cb_rule *ru = &s->rules[i];
 		bool wide_src, wide_dst;
